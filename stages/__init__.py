@@ -1,0 +1,1 @@
+"""One module per DVC stage: read params once, call the library, write outputs atomically."""
