@@ -24,7 +24,7 @@ from zgain.models import (
     save_checkpoint,
     sha256_file,
 )
-from zgain.sequences import pack, target_frame
+from zgain.sequences import SeqBatch, pack, target_frame
 from zgain.vocab import Vocab
 
 VOCAB = Vocab(n_content=6)
@@ -68,7 +68,7 @@ def _make_cvae(seed: int = 0, **overrides: object) -> tuple[BaseLM, CVAE]:
     return base, CVAE(base, _cvae_config(**overrides))
 
 
-def _batch(seed: int = 1, batch_size: int = 4):
+def _batch(seed: int = 1, batch_size: int = 4) -> SeqBatch:
     gen = torch.Generator().manual_seed(seed)
     x = torch.randint(0, VOCAB.n_content, (batch_size, MAX_X), generator=gen)
     y = torch.randint(0, VOCAB.n_content, (batch_size, MAX_Y), generator=gen)
@@ -138,8 +138,9 @@ def test_entangled_init_reproduces_base_logits_for_every_z() -> None:
 
 
 def test_one_step_trains_the_injection_and_leaves_the_base_untouched() -> None:
-    base, model = _make_cvae()
+    base = _make_base()
     base_before = _state(base)
+    model = CVAE(base, _cvae_config())
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     _elbo_loss(model).backward()
     optimizer.step()

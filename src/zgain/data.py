@@ -58,6 +58,7 @@ class Split(NamedTuple):
     y_len: np.ndarray  # (N,)
     strategy: np.ndarray  # (N,)
     oracle_nll: np.ndarray  # (N,)
+    oracle_nll_given_s: np.ndarray  # (N,)
     oracle_info: np.ndarray  # (N,)
     oracle_surprisal: np.ndarray  # (N, T) 0-padded, T = max_y_len + 1
     oracle_token_info: np.ndarray  # (N, T) 0-padded
@@ -82,6 +83,7 @@ def load_split(path: str | Path, world: World) -> Split:
         y_len=y_len,
         strategy=table["strategy"].to_numpy().astype(np.int64),
         oracle_nll=table["oracle_nll"].to_numpy(),
+        oracle_nll_given_s=table["oracle_nll_given_s"].to_numpy(),
         oracle_info=table["oracle_info"].to_numpy(),
         oracle_surprisal=surprisal.astype(np.float64),
         oracle_token_info=token_info.astype(np.float64),
