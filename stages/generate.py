@@ -9,7 +9,7 @@ import typer
 from tqdm import tqdm
 
 from zgain.data import SPLITS, first_example_id, sample_table, split_seed
-from zgain.io import write_table, SYNTHETIC_SCHEMA
+from zgain.io import SYNTHETIC_SCHEMA, write_table
 from zgain.params import DataParams, load_params
 from zgain.synthetic import sample
 

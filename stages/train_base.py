@@ -7,8 +7,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 import typer
-from dvclive import Live
 
+from dvclive import Live
 from zgain.fit_base import fit_base, validation_nll
 from zgain.io import sha256_file, write_json
 from zgain.models import BaseLM, device_auto, save_checkpoint
@@ -34,8 +34,12 @@ def run(params: Params) -> dict[str, float]:
                 live.log_metric(name, value)
             live.next_step()
 
-        fit = fit_base(model, train, val, params.base, max_x_len=world.length_max, device=device, log=log)
-        test_nll = validation_nll(model, test, max_x_len=world.length_max, batch_size=1024, device=device)
+        fit = fit_base(
+            model, train, val, params.base, max_x_len=world.length_max, device=device, log=log
+        )
+        test_nll = validation_nll(
+            model, test, max_x_len=world.length_max, batch_size=1024, device=device
+        )
         metrics = {
             "best_val_nll": fit.best_val_nll,
             "test_nll": test_nll,
@@ -64,7 +68,9 @@ def run(params: Params) -> dict[str, float]:
 
 def main() -> None:
     metrics = run(load_params())
-    typer.echo(f"base excess over the oracle on test: {metrics['test_excess_nats']:.4f} nats/sequence")
+    typer.echo(
+        f"base excess over the oracle on test: {metrics['test_excess_nats']:.4f} nats/sequence"
+    )
 
 
 if __name__ == "__main__":

@@ -39,3 +39,51 @@ def tiny_data_params() -> DataParams:
         n_val=16,
         n_test=24,
     )
+
+
+def merge(base: dict, overrides: dict) -> dict:
+    """`base` with `overrides` applied recursively; `variants` and lists are replaced whole."""
+    out = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "variants":
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def tiny_params_raw(root: Path | None = None) -> dict:
+    """params.yaml with the tiny test profile applied; paths moved under `root` when given."""
+    raw = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
+    raw = merge(raw, yaml.safe_load((REPO_ROOT / "tests" / "tiny_profile.yaml").read_text()))
+    if root is not None:
+        raw["paths"] = {key: str(root / value) for key, value in raw["paths"].items()}
+    return raw
+
+
+@pytest.fixture(scope="session")
+def tiny_pipeline(tmp_path_factory: pytest.TempPathFactory):
+    """generate → train_base → surprisal → normalizer run on the tiny profile in a temp dir."""
+    from stages import generate, normalizer, surprisal, train_base
+    from zgain.params import parse_params
+
+    root = tmp_path_factory.mktemp("pipeline")
+    params = parse_params(tiny_params_raw(root))
+    generate.run(params.data, Path(params.paths.synthetic_dir))
+    train_base.run(params)
+    surprisal.run(params)
+    normalizer.run(params)
+    return params
+
+
+@pytest.fixture(scope="session")
+def tiny_runs(tiny_pipeline):
+    """Every tiny variant × seed trained and evaluated on top of `tiny_pipeline`."""
+    from stages import evaluate, train_cvae
+
+    params = tiny_pipeline
+    for variant in params.cvae.variants:
+        for seed in params.cvae.seeds:
+            train_cvae.run(params, variant, seed)
+            evaluate.run(params, variant, seed)
+    return params

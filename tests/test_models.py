@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from zgain.io import sha256_file
 from zgain.models import (
     CVAE,
     LOGVAR_MAX,
@@ -22,7 +23,6 @@ from zgain.models import (
     read_checkpoint,
     reparameterize,
     save_checkpoint,
-    sha256_file,
 )
 from zgain.sequences import SeqBatch, pack, target_frame
 from zgain.vocab import Vocab

@@ -116,7 +116,9 @@ def test_likelihoods_match_the_product_formula(enumeration: Enumeration) -> None
             same_len = np.flatnonzero(y_len == len(f))
             for j in same_len:
                 y = enumeration.ys[j]
-                expected[j] = math.prod((1 - eps) * (a == b) + eps / v for a, b in zip(y, f))
+                expected[j] = math.prod(
+                    (1 - eps) * (a == b) + eps / v for a, b in zip(y, f, strict=True)
+                )
             with np.errstate(divide="ignore"):
                 np.testing.assert_allclose(nll_given_s[i, :, s], -np.log(expected), rtol=1e-12)
             p_y += prior[i, 0, s] * expected
@@ -145,13 +147,13 @@ PREFIX_EVERY = 3  # check every third x: the prefix sums are a Python loop over 
 
 
 def test_token_surprisal_is_the_predictive_of_the_prefix(enumeration: Enumeration) -> None:
-    """b*_t = −log P(y_t | x, y_<t) with P obtained by summing p(y'|x) over every y' (EOS included)."""
+    """b*_t = −log P(y_t | x, y_<t), P summing p(y'|x) over every y' (EOS included)."""
     p_y = enumeration.per_x(np.exp(-enumeration.out.nll))
     b = enumeration.per_x(enumeration.out.token_surprisal)
     for i in range(0, len(enumeration.xs), PREFIX_EVERY):
         # P(the first |prefix| tokens of y' are `prefix`), for every prefix of every y
         prefix_mass: dict[tuple[int, ...], float] = {}
-        for y, p in zip(enumeration.ys, p_y[i]):
+        for y, p in zip(enumeration.ys, p_y[i], strict=True):
             for t in range(len(y) + 1):
                 prefix_mass[y[:t]] = prefix_mass.get(y[:t], 0.0) + p
         for j, y in enumerate(enumeration.ys):
@@ -240,7 +242,11 @@ def test_uniform_prior_is_log_one_over_k() -> None:
 def test_x_dependent_prior_is_a_softmax_of_the_first_token() -> None:
     temperature, v = 0.7, 5
     world = make_world(
-        ("copy", "reverse", "shift"), "x_dependent", 0.1, vocab_size=v, prior_temperature=temperature
+        ("copy", "reverse", "shift"),
+        "x_dependent",
+        0.1,
+        vocab_size=v,
+        prior_temperature=temperature,
     )
     x, x_len = pad_rows([(0, 4), (1, 0, 0), (3,)], world.length_max, world.pad)
     log_prior = world.log_prior(x, x_len)
@@ -300,7 +306,7 @@ def test_noise_free_info_is_the_surprise_of_the_strategy(prior: str) -> None:
 
 
 def test_noise_free_posterior_splits_between_transforms_that_agree() -> None:
-    """x = (1, 1): copy and reverse both give (1, 1), so the posterior is their renormalized prior."""
+    """x = (1, 1): copy and reverse both give (1, 1); the posterior is their renormalized prior."""
     world = make_world(("copy", "reverse", "shift", "drop_first"), "x_dependent", 0.0)
     x, x_len = pad_rows([(1, 1)], world.length_max, world.pad)
     y, y_len = pad_rows([(1, 1)], world.max_y_len, world.pad)
@@ -309,7 +315,7 @@ def test_noise_free_posterior_splits_between_transforms_that_agree() -> None:
     expected = np.array([prior[0], prior[1], 0.0, 0.0]) / (prior[0] + prior[1])
     np.testing.assert_allclose(out.posterior[0], expected, rtol=1e-12)
     assert out.nll[0] == pytest.approx(-math.log(prior[0] + prior[1]), rel=1e-12)
-    assert out.token_surprisal[0, : 3].sum() == pytest.approx(out.nll[0], rel=1e-12)
+    assert out.token_surprisal[0, :3].sum() == pytest.approx(out.nll[0], rel=1e-12)
     assert not np.isnan(out.token_info).any()
 
 

@@ -62,7 +62,12 @@ def _convert(value: Any, annotation: Any, path: str) -> Any:
         require(isinstance(value, bool), path, "must be a boolean", value)
         return value
     if annotation is int:
-        require(isinstance(value, int) and not isinstance(value, bool), path, "must be an integer", value)
+        require(
+            isinstance(value, int) and not isinstance(value, bool),
+            path,
+            "must be an integer",
+            value,
+        )
         return value
     if annotation is float:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
@@ -79,10 +84,10 @@ def load_dataclass(cls: type[T], raw: Any, path: str = "") -> T:
     require(isinstance(raw, Mapping), path or "<root>", "must be a mapping", raw)
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(raw) - set(fields))
+    unknown = sorted(str(key) for key in set(raw) - set(fields))
     if unknown:
         raise ParamsError(
-            f"{_join(path, str(unknown[0]))}: unknown key (known: {', '.join(sorted(fields))})"
+            f"{_join(path, unknown[0])}: unknown key (known: {', '.join(sorted(fields))})"
         )
     values = {}
     for name, field in fields.items():

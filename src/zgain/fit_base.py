@@ -27,7 +27,9 @@ class BaseFit:
     stopped_early: bool
 
 
-def validation_nll(model: BaseLM, batch: SeqBatch, *, max_x_len: int, batch_size: int, device: torch.device) -> float:
+def validation_nll(
+    model: BaseLM, batch: SeqBatch, *, max_x_len: int, batch_size: int, device: torch.device
+) -> float:
     """Mean over examples of the sequence NLL Σ_t −log p(y_t | y_<t, x), nats."""
     scores = score_tokens(model, batch, max_x_len=max_x_len, batch_size=batch_size, device=device)
     return float(scores.double().sum(dim=1).mean())
@@ -50,7 +52,9 @@ def fit_base(
     without improvement; `log(step, metrics)` receives every validation pass.
     """
     model.to(device).train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=params.lr, weight_decay=params.weight_decay)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=params.lr, weight_decay=params.weight_decay
+    )
     generator = torch.Generator().manual_seed(params.seed)
     batches = minibatches(train.targets.shape[0], params.batch_size, generator)
     best = (float("inf"), 0, copy.deepcopy(model.state_dict()))
@@ -58,7 +62,13 @@ def fit_base(
     step = 0
     progress = tqdm(range(params.max_steps), desc="train_base", unit="step", mininterval=2.0)
     for step in progress:
-        lr = lr_at(step, peak=params.lr, warmup_steps=params.warmup_steps, total_steps=params.max_steps, min_ratio=params.min_lr_ratio)
+        lr = lr_at(
+            step,
+            peak=params.lr,
+            warmup_steps=params.warmup_steps,
+            total_steps=params.max_steps,
+            min_ratio=params.min_lr_ratio,
+        )
         for group in optimizer.param_groups:
             group["lr"] = lr
         part = select(train, next(batches)).to(device)
@@ -70,8 +80,10 @@ def fit_base(
         loss.backward()
         optimizer.step()
         if (step + 1) % params.eval_every == 0 or step + 1 == params.max_steps:
-            val_nll = validation_nll(model, val, max_x_len=max_x_len, batch_size=1024, device=device)
-            log(step + 1, {"train_nll": float(loss), "val_nll": val_nll, "lr": lr})
+            val_nll = validation_nll(
+                model, val, max_x_len=max_x_len, batch_size=1024, device=device
+            )
+            log(step + 1, {"train_nll": float(loss.detach()), "val_nll": val_nll, "lr": lr})
             progress.set_postfix(val_nll=f"{val_nll:.4f}")
             if val_nll < best[0]:
                 best = (val_nll, step + 1, copy.deepcopy(model.state_dict()))
@@ -83,4 +95,6 @@ def fit_base(
     model.load_state_dict(best[2])
     model.eval()
     steps = step + 1
-    return BaseFit(best_step=best[1], best_val_nll=best[0], steps=steps, stopped_early=steps < params.max_steps)
+    return BaseFit(
+        best_step=best[1], best_val_nll=best[0], steps=steps, stopped_early=steps < params.max_steps
+    )

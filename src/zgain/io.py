@@ -106,11 +106,17 @@ def read_json(path: str | Path) -> dict:
         raise DataError(f"{path}: not valid JSON ({err})") from err
 
 
-def write_table(table: pa.Table, path: str | Path, schema: pa.Schema, metadata: Mapping[str, str] | None = None) -> None:
+def write_table(
+    table: pa.Table, path: str | Path, schema: pa.Schema, metadata: Mapping[str, str] | None = None
+) -> None:
     """Write `table` as zstd Parquet with exactly `schema`'s columns, atomically."""
     if table.schema.names != schema.names:
-        raise DataError(f"{path}: columns {table.schema.names} do not match the schema {schema.names}")
-    table = table.cast(schema).replace_schema_metadata({k: str(v) for k, v in (metadata or {}).items()})
+        raise DataError(
+            f"{path}: columns {table.schema.names} do not match the schema {schema.names}"
+        )
+    table = table.cast(schema).replace_schema_metadata(
+        {k: str(v) for k, v in (metadata or {}).items()}
+    )
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression=COMPRESSION)
 
@@ -172,7 +178,9 @@ def list_array(padded: np.ndarray, lengths: np.ndarray) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(padded[keep]))
 
 
-def padded(column: pa.ChunkedArray | pa.ListArray, pad: float, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def padded(
+    column: pa.ChunkedArray | pa.ListArray, pad: float, width: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Inverse of `list_array`: (N, width) right-padded with `pad`, and the lengths (N,)."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
@@ -185,3 +193,31 @@ def padded(column: pa.ChunkedArray | pa.ListArray, pad: float, width: int | None
     keep = np.arange(width)[None, :] < lengths[:, None]
     out[keep] = values
     return out, lengths
+
+
+EVAL_SCHEMA = pa.schema(
+    [
+        ("example_id", pa.int64()),
+        ("variant", pa.string()),
+        ("seed", pa.int32()),
+        ("strategy", pa.int16()),
+        ("n_tokens", pa.int32()),  # T_i
+        ("surprisal_sum", pa.float64()),  # B_i, frozen base
+        ("surprisal_mean", pa.float64()),  # b_i = B_i / T_i
+        ("nll_post", pa.float64()),  # L_i, z ~ q(z|x,y), mean over S samples
+        ("nll_post_mean", pa.float64()),  # ℓ̄_i = L_i / T_i
+        ("nll_prior", pa.float64()),  # z ~ p(z|x)
+        ("nll_shuffled", pa.float64()),  # z from another example's posterior
+        ("nll_zero", pa.float64()),  # z = 0
+        ("kl", pa.float64()),  # KL(q(z|x,y) ‖ p(z|x)), nats
+        ("log_lik_iw", pa.float64()),  # log p̂_K(y|x)
+        ("oracle_nll", pa.float64()),  # −log p(y|x)
+        ("oracle_info", pa.float64()),  # I*
+        ("gain", pa.float64()),  # B_i − L_i
+        ("token_gain", pa.list_(pa.float64())),  # b_t − ℓ_t on the y tokens and EOS
+        (
+            "revealed",
+            pa.list_(pa.bool_()),
+        ),  # oracle per-token information > evaluate.reveal_min_nats
+    ]
+)

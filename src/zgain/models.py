@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
 import os
 import tempfile
 from dataclasses import asdict, dataclass
@@ -29,7 +28,6 @@ FF_MULT = 4
 """Feed-forward width of an encoder block, as a multiple of its model width."""
 LOGVAR_MIN, LOGVAR_MAX = -10.0, 10.0
 """Range log sigma^2 is clamped to, so exp(logvar) neither overflows nor underflows."""
-HASH_CHUNK_BYTES = 1 << 20
 KIND_BASE, KIND_CVAE = "base_lm", "cvae"
 """Values of a checkpoint's "kind" key."""
 _RESERVED_KEYS = ("kind", "config", "state_dict")
@@ -380,12 +378,3 @@ def load_cvae(path: str | Path) -> CVAE:
         model = CVAE(base, CVAEConfig(**payload["config"]["cvae"]))
     model.load_state_dict(payload["state_dict"])
     return model.eval()
-
-
-def sha256_file(path: str | Path) -> str:
-    """Hex sha256 of the file's bytes."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        while chunk := handle.read(HASH_CHUNK_BYTES):
-            digest.update(chunk)
-    return digest.hexdigest()

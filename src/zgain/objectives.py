@@ -316,6 +316,7 @@ class LossTerms(NamedTuple):
     recon_tok: Tensor
     recon_cc: Tensor
     recon_inv: Tensor
+    recon_unified: Tensor
 
     def as_floats(self) -> dict[str, float]:
         """{field name: value} for logging, read back from the device in one transfer."""
@@ -336,11 +337,15 @@ def loss_terms(
     free_bits: float,
     bow: Tensor | None = None,
     bow_weight: float = 0.0,
+    unified: Mapping[str, float | bool] | None = None,
+    unified_weight: float = 0.0,
 ) -> LossTerms:
     """The full loss R + β·KL_fb + λ_bow·mean(BoW) and its parts (SPEC §4).
 
     nll, surprisal (B, T) nats, mask (B, T) bool, kl_per_dim (B, D) nats, bow (B,) nats or None;
-    weights are the λ of reconstruction(), beta the current β (see beta_at).
+    weights are the λ of reconstruction(), beta the current β (see beta_at); unified holds the
+    keyword settings of unified_reconstruction() (alpha, gamma, concentration, token_sum, eta),
+    added to recon with weight unified_weight.
     """
     if beta < 0:
         raise ValueError(f"beta must be >= 0, got {beta}")
@@ -350,10 +355,24 @@ def loss_terms(
         raise ValueError(f"bow_weight is {bow_weight} but no bow loss was given")
     terms = reconstruction_terms(nll, surprisal, mask, normalizer, eps)
     recon = reconstruction(terms, weights)
+    recon_unified = recon.new_zeros(())
+    if unified_weight < 0:
+        raise ValueError(f"unified_weight must be >= 0, got {unified_weight}")
+    if unified_weight > 0:
+        if unified is None:
+            raise ValueError(
+                f"unified_weight is {unified_weight} but no unified settings were given"
+            )
+        recon_unified = unified_reconstruction(
+            nll, surprisal, mask, normalizer=normalizer, eps=eps, **unified
+        )
+        recon = recon + unified_weight * recon_unified
     kl = kl_per_dim.sum(dim=1).mean()
     kl_fb = free_bits_kl(kl_per_dim, free_bits)
     bow_mean = recon.new_zeros(()) if bow is None else bow.mean()
     total = recon + beta * kl_fb
     if bow_weight != 0:
         total = total + bow_weight * bow_mean
-    return LossTerms(total, recon, kl, kl_fb, bow_mean, recon.new_tensor(beta), *terms)
+    return LossTerms(
+        total, recon, kl, kl_fb, bow_mean, recon.new_tensor(beta), *terms, recon_unified
+    )

@@ -13,8 +13,8 @@ from typing import Literal
 import yaml
 
 from zgain.config import ParamsError, load_dataclass, require
-from zgain.terms import RECON_TERMS
 from zgain.synthetic import TRANSFORMS, World, min_vocab_size
+from zgain.terms import RECON_TERMS
 
 Device = Literal["auto", "cpu", "cuda", "mps"]
 PARAMS_FILE = "params.yaml"
@@ -64,16 +64,39 @@ class DataParams:
         k = len(self.transforms)
         require(k >= 2, f"{path}.transforms", "needs at least 2 strategies (K >= 2)", k)
         for i, name in enumerate(self.transforms):
-            require(name in TRANSFORMS, f"{path}.transforms[{i}]", f"must be one of {sorted(TRANSFORMS)}", name)
+            require(
+                name in TRANSFORMS,
+                f"{path}.transforms[{i}]",
+                f"must be one of {sorted(TRANSFORMS)}",
+                name,
+            )
         require(
-            len(set(self.transforms)) == k, f"{path}.transforms", "must not repeat a transform", list(self.transforms)
+            len(set(self.transforms)) == k,
+            f"{path}.transforms",
+            "must not repeat a transform",
+            list(self.transforms),
         )
         need = min_vocab_size(self.transforms, self.shift)
-        require(self.vocab_size >= need, f"{path}.vocab_size", f"must be >= {need} for these transforms", self.vocab_size)
+        require(
+            self.vocab_size >= need,
+            f"{path}.vocab_size",
+            f"must be >= {need} for these transforms",
+            self.vocab_size,
+        )
         if "shift" in self.transforms:
-            require(self.shift != 0, f"{path}.shift", "must be nonzero (0 makes `shift` a copy)", self.shift)
+            require(
+                self.shift != 0,
+                f"{path}.shift",
+                "must be nonzero (0 makes `shift` a copy)",
+                self.shift,
+            )
         require(0.0 <= self.noise < 1.0, f"{path}.noise", "must be in [0, 1)", self.noise)
-        require(self.prior_temperature > 0, f"{path}.prior_temperature", "must be > 0", self.prior_temperature)
+        require(
+            self.prior_temperature > 0,
+            f"{path}.prior_temperature",
+            "must be > 0",
+            self.prior_temperature,
+        )
         for name in ("n_train", "n_val", "n_test"):
             value = getattr(self, name)
             require(value > 0, f"{path}.{name}", "must be > 0", value)
@@ -116,15 +139,39 @@ class BaseParams:
     threads: int  # torch intra-op threads (0 = leave torch's default)
 
     def validate(self, path: str) -> None:
-        for name in ("d_model", "n_layers", "n_heads", "d_ff", "batch_size", "max_steps", "eval_every", "patience"):
+        for name in (
+            "d_model",
+            "n_layers",
+            "n_heads",
+            "d_ff",
+            "batch_size",
+            "max_steps",
+            "eval_every",
+            "patience",
+        ):
             value = getattr(self, name)
             require(value > 0, f"{path}.{name}", "must be > 0", value)
-        require(self.d_model % self.n_heads == 0, f"{path}.n_heads", f"must divide d_model ({self.d_model})", self.n_heads)
+        require(
+            self.d_model % self.n_heads == 0,
+            f"{path}.n_heads",
+            f"must divide d_model ({self.d_model})",
+            self.n_heads,
+        )
         require(0.0 <= self.dropout < 1.0, f"{path}.dropout", "must be in [0, 1)", self.dropout)
         require(self.lr > 0, f"{path}.lr", "must be > 0", self.lr)
         require(self.weight_decay >= 0, f"{path}.weight_decay", "must be >= 0", self.weight_decay)
-        require(0 <= self.warmup_steps <= self.max_steps, f"{path}.warmup_steps", "must be in [0, max_steps]", self.warmup_steps)
-        require(0.0 <= self.min_lr_ratio <= 1.0, f"{path}.min_lr_ratio", "must be in [0, 1]", self.min_lr_ratio)
+        require(
+            0 <= self.warmup_steps <= self.max_steps,
+            f"{path}.warmup_steps",
+            "must be in [0, max_steps]",
+            self.warmup_steps,
+        )
+        require(
+            0.0 <= self.min_lr_ratio <= 1.0,
+            f"{path}.min_lr_ratio",
+            "must be in [0, 1]",
+            self.min_lr_ratio,
+        )
         require(self.threads >= 0, f"{path}.threads", "must be >= 0", self.threads)
 
 
@@ -166,9 +213,19 @@ class VariantParams:
 
     def validate(self, path: str) -> None:
         for name, value in self.weights.items():
-            require(name in WEIGHT_NAMES, f"{path}.weights.{name}", f"unknown weight (known: {', '.join(WEIGHT_NAMES)})", name)
+            require(
+                name in WEIGHT_NAMES,
+                f"{path}.weights.{name}",
+                f"unknown weight (known: {', '.join(WEIGHT_NAMES)})",
+                name,
+            )
             require(value >= 0, f"{path}.weights.{name}", "must be >= 0", value)
-        require(any(v > 0 for v in self.weights.values()), f"{path}.weights", "needs at least one positive weight", self.weights)
+        require(
+            any(v > 0 for v in self.weights.values()),
+            f"{path}.weights",
+            "needs at least one positive weight",
+            self.weights,
+        )
         if self.beta is not None:
             require(self.beta >= 0, f"{path}.beta", "must be >= 0", self.beta)
         if self.free_bits is not None:
@@ -201,14 +258,33 @@ class CommonCVAEParams:
     threads: int
 
     def validate(self, path: str) -> None:
-        for name in ("latent_dim", "encoder_layers", "encoder_d_model", "encoder_heads", "batch_size", "steps", "n_cycles", "log_every"):
+        for name in (
+            "latent_dim",
+            "encoder_layers",
+            "encoder_d_model",
+            "encoder_heads",
+            "batch_size",
+            "steps",
+            "n_cycles",
+            "log_every",
+        ):
             value = getattr(self, name)
             require(value > 0, f"{path}.{name}", "must be > 0", value)
-        require(self.encoder_d_model % self.encoder_heads == 0, f"{path}.encoder_heads", f"must divide encoder_d_model ({self.encoder_d_model})", self.encoder_heads)
+        require(
+            self.encoder_d_model % self.encoder_heads == 0,
+            f"{path}.encoder_heads",
+            f"must divide encoder_d_model ({self.encoder_d_model})",
+            self.encoder_heads,
+        )
         require(self.lr > 0, f"{path}.lr", "must be > 0", self.lr)
         require(self.beta >= 0, f"{path}.beta", "must be >= 0", self.beta)
         require(self.warmup_steps >= 0, f"{path}.warmup_steps", "must be >= 0", self.warmup_steps)
-        require(0.0 < self.ramp_fraction <= 1.0, f"{path}.ramp_fraction", "must be in (0, 1]", self.ramp_fraction)
+        require(
+            0.0 < self.ramp_fraction <= 1.0,
+            f"{path}.ramp_fraction",
+            "must be in (0, 1]",
+            self.ramp_fraction,
+        )
         require(self.free_bits >= 0, f"{path}.free_bits", "must be >= 0", self.free_bits)
         require(self.bow_weight >= 0, f"{path}.bow_weight", "must be >= 0", self.bow_weight)
         require(self.eps > 0, f"{path}.eps", "must be > 0", self.eps)
@@ -223,12 +299,21 @@ class CVAEParams:
 
     def validate(self, path: str) -> None:
         require(len(self.seeds) > 0, f"{path}.seeds", "needs at least one seed", list(self.seeds))
-        require(len(set(self.seeds)) == len(self.seeds), f"{path}.seeds", "must not repeat a seed", list(self.seeds))
-        require(len(self.variants) > 0, f"{path}.variants", "needs at least one variant", self.variants)
+        require(
+            len(set(self.seeds)) == len(self.seeds),
+            f"{path}.seeds",
+            "must not repeat a seed",
+            list(self.seeds),
+        )
+        require(
+            len(self.variants) > 0, f"{path}.variants", "needs at least one variant", self.variants
+        )
 
     def variant(self, name: str) -> VariantParams:
         if name not in self.variants:
-            raise ParamsError(f"cvae.variants.{name}: no such variant (known: {', '.join(self.variants)})")
+            raise ParamsError(
+                f"cvae.variants.{name}: no such variant (known: {', '.join(self.variants)})"
+            )
         return self.variants[name]
 
 
@@ -249,8 +334,18 @@ class EvaluateParams:
         for name in ("posterior_samples", "iw_samples", "batch_size"):
             value = getattr(self, name)
             require(value > 0, f"{path}.{name}", "must be > 0", value)
-        require(self.reveal_min_nats >= 0, f"{path}.reveal_min_nats", "must be >= 0", self.reveal_min_nats)
-        require(0 < self.probe_test_fraction < 1, f"{path}.probe_test_fraction", "must be in (0, 1)", self.probe_test_fraction)
+        require(
+            self.reveal_min_nats >= 0,
+            f"{path}.reveal_min_nats",
+            "must be >= 0",
+            self.reveal_min_nats,
+        )
+        require(
+            0 < self.probe_test_fraction < 1,
+            f"{path}.probe_test_fraction",
+            "must be in (0, 1)",
+            self.probe_test_fraction,
+        )
         require(self.threads >= 0, f"{path}.threads", "must be >= 0", self.threads)
 
 

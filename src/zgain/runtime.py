@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from zgain.data import Split, load_split
-from zgain.models import TransformerConfig
-from zgain.params import BaseParams, DataParams
+from zgain.models import CVAEConfig, TransformerConfig
+from zgain.params import BaseParams, CommonCVAEParams, DataParams
 from zgain.sequences import SeqBatch, pack
 from zgain.synthetic import World
 from zgain.vocab import Vocab
@@ -46,3 +46,19 @@ def base_config(base: BaseParams, data: DataParams) -> TransformerConfig:
         d_ff=base.d_ff,
         dropout=base.dropout,
     )
+
+
+def cvae_config(common: CommonCVAEParams) -> CVAEConfig:
+    return CVAEConfig(
+        latent_dim=common.latent_dim,
+        encoder_layers=common.encoder_layers,
+        encoder_d_model=common.encoder_d_model,
+        encoder_heads=common.encoder_heads,
+        prior=common.prior,
+        freeze_decoder=common.freeze_decoder,
+    )
+
+
+def run_dir(root: str | Path, variant: str, seed: int) -> Path:
+    """`<root>/<variant>/seed<seed>`: where one (variant, seed) run keeps its files."""
+    return Path(root) / variant / f"seed{seed}"

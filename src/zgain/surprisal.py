@@ -15,7 +15,9 @@ from zgain.training import chunks, select
 
 
 @torch.no_grad()
-def score_tokens(model: BaseLM, batch: SeqBatch, *, max_x_len: int, batch_size: int, device: torch.device) -> torch.Tensor:
+def score_tokens(
+    model: BaseLM, batch: SeqBatch, *, max_x_len: int, batch_size: int, device: torch.device
+) -> torch.Tensor:
     """Per-token surprisal −log p(y_t | y_<t, x) in nats, (N, T) float32 on CPU, 0 off the mask.
 
     Runs in eval mode without autocast: these values are the frozen reference every CVAE is
@@ -38,7 +40,9 @@ def example_stats(surprisal: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarr
     n_tokens = mask.sum(axis=1)
     total = b.sum(axis=1)
     if np.any(total <= 0):
-        raise ValueError("an example has zero total surprisal: the token shares b_t / B are undefined")
+        raise ValueError(
+            "an example has zero total surprisal: the token shares b_t / B are undefined"
+        )
     shares = b / total[:, None]
     return {
         "n_tokens": n_tokens,
@@ -48,7 +52,9 @@ def example_stats(surprisal: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarr
     }
 
 
-def surprisal_tables(split_name: str, split: Split, surprisal: np.ndarray, batch: SeqBatch) -> tuple[pa.Table, pa.Table]:
+def surprisal_tables(
+    split_name: str, split: Split, surprisal: np.ndarray, batch: SeqBatch
+) -> tuple[pa.Table, pa.Table]:
     """The rows of `tokens.parquet` and `examples.parquet` for one split."""
     mask = batch.mask.numpy()
     n, t = mask.shape

@@ -173,11 +173,14 @@ def oracle(world: World, x: IntArray, x_len: IntArray, y: IntArray, y_len: IntAr
     mask = np.arange(targets.shape[1])[None, :] <= y_len[:, None]
     log_prior = world.log_prior(x, x_len)  # (N, K)
     logp = np.stack(
-        [_token_log_prob(world, name, x, x_len, targets, y_len) for name in world.transforms], axis=1
+        [_token_log_prob(world, name, x, x_len, targets, y_len) for name in world.transforms],
+        axis=1,
     )  # (N, K, T)
     with np.errstate(invalid="ignore", divide="ignore"):
         # forward filtering: joint of s and y_<t before each position t
-        exclusive = np.concatenate([np.zeros_like(logp[:, :, :1]), np.cumsum(logp, axis=2)[:, :, :-1]], axis=2)
+        exclusive = np.concatenate(
+            [np.zeros_like(logp[:, :, :1]), np.cumsum(logp, axis=2)[:, :, :-1]], axis=2
+        )
         before = log_prior[:, :, None] + exclusive  # (N, K, T)
         token_surprisal = logsumexp(before, axis=1) - logsumexp(before + logp, axis=1)
         nll_given_s = -logp.sum(axis=2)  # (N, K)

@@ -23,7 +23,9 @@ def configure_torch(threads: int, seed: int) -> None:
     torch.use_deterministic_algorithms(True, warn_only=True)
 
 
-def lr_at(step: int, *, peak: float, warmup_steps: int, total_steps: int, min_ratio: float) -> float:
+def lr_at(
+    step: int, *, peak: float, warmup_steps: int, total_steps: int, min_ratio: float
+) -> float:
     """Linear warm-up to `peak` over `warmup_steps`, then cosine decay to `min_ratio * peak`."""
     if warmup_steps > 0 and step < warmup_steps:
         return peak * (step + 1) / warmup_steps
@@ -55,4 +57,6 @@ def check_finite(step: int, terms: Mapping[str, float]) -> None:
     """Stop training at the first non-finite term, naming the step and the term."""
     for name, value in terms.items():
         if not math.isfinite(value):
-            raise NonFiniteLossError(f"step {step}: loss term {name!r} is {value}; training stopped")
+            raise NonFiniteLossError(
+                f"step {step}: loss term {name!r} is {value}; training stopped"
+            )

@@ -1,0 +1,24 @@
+"""Stage `normalizer`: N = E[b] and N_seq = E[B] over the train split, with provenance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from zgain.io import write_json
+from zgain.normalizer import compute_normalizer
+from zgain.params import Params, load_params
+
+
+def run(params: Params) -> None:
+    examples = Path(params.paths.surprisal_dir) / "examples.parquet"
+    write_json(compute_normalizer(examples).to_json(), params.paths.normalizer)
+
+
+def main() -> None:
+    run(load_params())
+
+
+if __name__ == "__main__":
+    typer.run(main)

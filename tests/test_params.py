@@ -1,0 +1,343 @@
+"""Tests for zgain.params and zgain.config: the default params load, and every bad value fails
+with a message naming its key path and the value found."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from zgain.config import ParamsError
+from zgain.params import DataParams, Params, load_params, parse_params
+
+DELETE = object()  # sentinel: remove the key instead of setting it
+VARIANTS = (
+    "token_mean, token_sum, dist_normalized, example_inverse, token_share, token_share_cc, "
+    "token_inverse_cc"
+)
+TRANSFORM_NAMES = "['copy', 'double', 'drop_first', 'reverse', 'rotate', 'shift']"
+WEIGHT_NAMES = "mean, sum, dist, ex, tok, cc, inv, unified"
+
+
+def edit(raw: dict, dotted: str, value: Any) -> dict:
+    """Set (or delete, with DELETE) the key at a dotted path of a parsed params mapping."""
+    *parents, last = dotted.split(".")
+    node = raw
+    for key in parents:
+        node = node[key]
+    if value is DELETE:
+        del node[last]
+    else:
+        node[last] = value
+    return raw
+
+
+def fails_with(raw: object, message: str, whole: bool = True):
+    """Assert that parsing `raw` raises ParamsError with exactly `message` (or starting with it)."""
+    pattern = "^" + re.escape(message) + ("$" if whole else "")
+    with pytest.raises(ParamsError, match=pattern):
+        parse_params(raw)
+
+
+# --- the defaults ------------------------------------------------------------------------------
+
+
+def test_default_params_load(default_params_raw: dict) -> None:
+    params = parse_params(default_params_raw)
+    assert isinstance(params, Params)
+    assert params.data.transforms == ("copy", "reverse", "shift", "drop_first")
+    assert params.data.noise == 0.05
+    assert params.cvae.seeds == (0, 1, 2)
+    assert list(params.cvae.variants) == VARIANTS.split(", ")
+    assert params.cvae.variant("token_sum").weights == {"sum": 1.0}
+    assert params.cvae.variant("token_sum").beta is None
+    assert params.report.baseline_variant in params.cvae.variants
+    assert params.data.sizes() == {"train": 20000, "val": 2000, "test": 2000}
+
+
+def test_default_params_file_loads(default_params_raw: dict) -> None:
+    from_repo = load_params(Path(__file__).resolve().parents[1] / "params.yaml")
+    assert from_repo == parse_params(default_params_raw)
+
+
+def test_params_are_frozen(default_params_raw: dict) -> None:
+    params = parse_params(default_params_raw)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        params.data.noise = 0.5  # type: ignore[misc]
+
+
+def test_int_accepted_where_a_number_is_expected(default_params_raw: dict) -> None:
+    params = parse_params(edit(default_params_raw, "cvae.common.beta", 2))
+    assert params.cvae.common.beta == 2.0 and isinstance(params.cvae.common.beta, float)
+
+
+def test_per_variant_overrides_load(default_params_raw: dict) -> None:
+    edit(default_params_raw, "cvae.variants.token_sum.beta", 0.25)
+    edit(default_params_raw, "cvae.variants.token_sum.unified", {"alpha": 1.0, "gamma": 1})
+    variant = parse_params(default_params_raw).cvae.variant("token_sum")
+    assert variant.beta == 0.25
+    assert variant.unified.alpha == 1.0 and variant.unified.gamma == 1.0
+    assert variant.unified.eta == 0.0  # unset fields keep their defaults
+
+
+def test_data_params_build_their_world(default_params_raw: dict) -> None:
+    data = parse_params(default_params_raw).data
+    world = data.world()
+    assert world.transforms == data.transforms
+    assert world.vocab_size == data.vocab_size and world.noise == data.noise
+    assert world.max_y_len == data.length_max  # no transform lengthens y
+
+
+# --- range checks: the exact message format ----------------------------------------------------
+
+RANGE_ERRORS = [
+    ("data.noise", 1.5, "data.noise: must be in [0, 1), got 1.5"),
+    ("data.noise", 1.0, "data.noise: must be in [0, 1), got 1.0"),
+    ("data.noise", -0.1, "data.noise: must be in [0, 1), got -0.1"),
+    ("data.prior_temperature", 0.0, "data.prior_temperature: must be > 0, got 0.0"),
+    ("data.length_min", 0, "data.length_min: must be >= 1, got 0"),
+    ("data.length_min", 9, "data.length_min: must be <= data.length_max (8), got 9"),
+    ("data.transforms", ["copy"], "data.transforms: needs at least 2 strategies (K >= 2), got 1"),
+    (
+        "data.transforms",
+        ["copy", "flip"],
+        f"data.transforms[1]: must be one of {TRANSFORM_NAMES}, got 'flip'",
+    ),
+    (
+        "data.transforms",
+        ["copy", "reverse", "copy"],
+        "data.transforms: must not repeat a transform, got ['copy', 'reverse', 'copy']",
+    ),
+    ("data.shift", 0, "data.shift: must be nonzero (0 makes `shift` a copy), got 0"),
+    ("data.shift", 16, "data.vocab_size: must be >= 17 for these transforms, got 16"),
+    ("data.shift", -16, "data.vocab_size: must be >= 17 for these transforms, got 16"),
+    ("data.vocab_size", 1, "data.vocab_size: must be >= 2 for these transforms, got 1"),
+    ("data.n_train", 0, "data.n_train: must be > 0, got 0"),
+    ("data.n_val", -5, "data.n_val: must be > 0, got -5"),
+    ("data.n_test", 0, "data.n_test: must be > 0, got 0"),
+    ("base.batch_size", 0, "base.batch_size: must be > 0, got 0"),
+    ("base.n_heads", 3, "base.n_heads: must divide d_model (64), got 3"),
+    ("surprisal.batch_size", 0, "surprisal.batch_size: must be > 0, got 0"),
+    ("cvae.common.latent_dim", 0, "cvae.common.latent_dim: must be > 0, got 0"),
+    ("cvae.common.steps", -1, "cvae.common.steps: must be > 0, got -1"),
+    ("cvae.common.beta", -0.1, "cvae.common.beta: must be >= 0, got -0.1"),
+    ("cvae.common.eps", 0.0, "cvae.common.eps: must be > 0, got 0.0"),
+    ("cvae.common.eps", 0, "cvae.common.eps: must be > 0, got 0.0"),
+    ("cvae.common.eps", -0.001, "cvae.common.eps: must be > 0, got -0.001"),
+    ("cvae.common.free_bits", -1.0, "cvae.common.free_bits: must be >= 0, got -1.0"),
+    ("cvae.seeds", [], "cvae.seeds: needs at least one seed, got []"),
+    ("cvae.seeds", [0, 0], "cvae.seeds: must not repeat a seed, got [0, 0]"),
+    ("cvae.variants", {}, "cvae.variants: needs at least one variant, got {}"),
+    (
+        "cvae.variants.token_mean.weights",
+        {"mean": 0.0, "sum": 0.0},
+        "cvae.variants.token_mean.weights: needs at least one positive weight, "
+        "got {'mean': 0.0, 'sum': 0.0}",
+    ),
+    (
+        "cvae.variants.token_mean.weights",
+        {},
+        "cvae.variants.token_mean.weights: needs at least one positive weight, got {}",
+    ),
+    (
+        "cvae.variants.token_mean.weights",
+        {"mean": 1.0, "mena": 1.0},
+        f"cvae.variants.token_mean.weights.mena: unknown weight (known: {WEIGHT_NAMES}), "
+        "got 'mena'",
+    ),
+    (
+        "cvae.variants.token_mean.weights",
+        {"mean": 1.0, "sum": -0.5},
+        "cvae.variants.token_mean.weights.sum: must be >= 0, got -0.5",
+    ),
+    ("cvae.variants.token_sum.beta", -1, "cvae.variants.token_sum.beta: must be >= 0, got -1.0"),
+    (
+        "cvae.variants.token_sum.free_bits",
+        -0.5,
+        "cvae.variants.token_sum.free_bits: must be >= 0, got -0.5",
+    ),
+    ("evaluate.iw_samples", 0, "evaluate.iw_samples: must be > 0, got 0"),
+    (
+        "evaluate.probe_test_fraction",
+        1.0,
+        "evaluate.probe_test_fraction: must be in (0, 1), got 1.0",
+    ),
+    ("report.confidence", 1.0, "report.confidence: must be in (0, 1), got 1.0"),
+    ("report.n_resamples", 0, "report.n_resamples: must be > 0, got 0"),
+    (
+        "report.baseline_variant",
+        "nope",
+        f"report.baseline_variant: must name a variant in cvae.variants ({VARIANTS}), got 'nope'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"), RANGE_ERRORS, ids=[e[2] for e in RANGE_ERRORS]
+)
+def test_out_of_range_value_names_key_and_value(
+    default_params_raw: dict, key: str, value: Any, message: str
+) -> None:
+    fails_with(edit(default_params_raw, key, value), message)
+
+
+def test_baseline_removed_from_variants_is_an_error(default_params_raw: dict) -> None:
+    edit(default_params_raw, "cvae.variants.token_mean", DELETE)
+    remaining = VARIANTS.removeprefix("token_mean, ")
+    fails_with(
+        default_params_raw,
+        f"report.baseline_variant: must name a variant in cvae.variants ({remaining}), "
+        "got 'token_mean'",
+    )
+
+
+def test_unknown_variant_lookup_names_it(default_params_raw: dict) -> None:
+    params = parse_params(default_params_raw)
+    with pytest.raises(ParamsError, match="^" + re.escape("cvae.variants.nope: no such variant")):
+        params.cvae.variant("nope")
+
+
+# --- types ----------------------------------------------------------------------------------
+
+TYPE_ERRORS = [
+    ("data.vocab_size", "16", "data.vocab_size: must be an integer, got '16'"),
+    ("data.vocab_size", True, "data.vocab_size: must be an integer, got True"),
+    ("data.vocab_size", 16.0, "data.vocab_size: must be an integer, got 16.0"),
+    ("data.vocab_size", None, "data.vocab_size: must be an integer, got None"),
+    ("data.noise", "0.05", "data.noise: must be a number, got '0.05'"),
+    ("data.noise", False, "data.noise: must be a number, got False"),
+    ("data.transforms", "copy", "data.transforms: must be a list, got 'copy'"),
+    ("data.transforms", ["copy", 3], "data.transforms[1]: must be a string, got 3"),
+    (
+        "data.prior",
+        "gaussian",
+        "data.prior: must be one of ['uniform', 'x_dependent'], got 'gaussian'",
+    ),
+    ("base.device", "tpu", "base.device: must be one of ['auto', 'cpu', 'cuda', 'mps'], got 'tpu'"),
+    (
+        "cvae.common.beta_schedule",
+        "cosine",
+        "cvae.common.beta_schedule: must be one of ['constant', 'linear', 'cyclical'], "
+        "got 'cosine'",
+    ),
+    ("cvae.seeds", 0, "cvae.seeds: must be a list, got 0"),
+    ("cvae.seeds", [0, "1"], "cvae.seeds[1]: must be an integer, got '1'"),
+    (
+        "cvae.variants.token_sum.beta",
+        "big",
+        "cvae.variants.token_sum.beta: must be a number, got 'big'",
+    ),
+    (
+        "cvae.variants.token_mean.weights",
+        {"mean": True},
+        "cvae.variants.token_mean.weights.mean: must be a number, got True",
+    ),
+    (
+        "cvae.variants.token_mean.unified",
+        {"concentration": 1},
+        "cvae.variants.token_mean.unified.concentration: must be a boolean, got 1",
+    ),
+    ("cvae.variants", [], "cvae.variants: must be a mapping, got []"),
+    ("data", 5, "data: must be a mapping, got 5"),
+    ("paths.reports_dir", 7, "paths.reports_dir: must be a string, got 7"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "message"), TYPE_ERRORS, ids=[e[2] for e in TYPE_ERRORS])
+def test_wrong_type_names_key_and_value(
+    default_params_raw: dict, key: str, value: Any, message: str
+) -> None:
+    fails_with(edit(default_params_raw, key, value), message)
+
+
+def test_root_must_be_a_mapping() -> None:
+    fails_with([1, 2], "<root>: must be a mapping, got [1, 2]")
+
+
+def test_non_string_variant_name_is_an_error(default_params_raw: dict) -> None:
+    variants = default_params_raw["cvae"]["variants"]
+    variants[1] = variants["token_sum"]
+    fails_with(default_params_raw, "cvae.variants.1: key must be a string, got 1")
+
+
+# --- unknown and missing keys ---------------------------------------------------------------
+
+UNKNOWN_KEYS = [
+    ("extra", "extra: unknown key (known: base, cvae, data, evaluate, paths, report, surprisal)"),
+    ("data.nosie", "data.nosie: unknown key (known: length_max, length_min, n_test, "),
+    ("cvae.common.bta", "cvae.common.bta: unknown key (known: "),
+    (
+        "cvae.variants.token_mean.wieghts",
+        "cvae.variants.token_mean.wieghts: unknown key (known: beta, free_bits, unified, weights)",
+    ),
+    (
+        "cvae.variants.token_mean.unified.alhpa",
+        "cvae.variants.token_mean.unified.alhpa: unknown key (known: alpha, concentration, eta, "
+        "gamma, token_sum)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("key", "message"), UNKNOWN_KEYS, ids=[k for k, _ in UNKNOWN_KEYS])
+def test_unknown_key_names_its_path(default_params_raw: dict, key: str, message: str) -> None:
+    if key.startswith("cvae.variants.token_mean.unified."):
+        default_params_raw["cvae"]["variants"]["token_mean"]["unified"] = {}
+    fails_with(edit(default_params_raw, key, 0.05), message, whole=False)
+
+
+def test_unknown_keys_of_mixed_types_name_a_key(default_params_raw: dict) -> None:
+    default_params_raw["data"][1] = 2
+    default_params_raw["data"]["nosie"] = 0.05
+    with pytest.raises(ParamsError, match=r"^data\.(1|nosie): unknown key"):
+        parse_params(default_params_raw)
+
+
+MISSING_KEYS = [
+    "data.noise",
+    "data.transforms",
+    "report",
+    "cvae.common.eps",
+    "cvae.variants.token_mean.weights",
+]
+
+
+@pytest.mark.parametrize("key", MISSING_KEYS)
+def test_missing_key_names_its_path(default_params_raw: dict, key: str) -> None:
+    fails_with(edit(default_params_raw, key, DELETE), f"{key}: missing required key")
+
+
+def test_optional_keys_may_be_missing_or_null(default_params_raw: dict) -> None:
+    edit(default_params_raw, "cvae.variants.token_sum.beta", None)
+    params = parse_params(default_params_raw)
+    assert params.cvae.variant("token_sum").beta is None
+    assert params.cvae.variant("token_mean").free_bits is None
+
+
+# --- the file loader ------------------------------------------------------------------------
+
+
+def test_load_params_reports_bad_values_in_a_file(tmp_path: Path, default_params_raw: dict) -> None:
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(edit(default_params_raw, "data.noise", 1.5)))
+    with pytest.raises(
+        ParamsError, match="^" + re.escape("data.noise: must be in [0, 1), got 1.5") + "$"
+    ):
+        load_params(path)
+
+
+def test_load_params_reports_invalid_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "params.yaml"
+    path.write_text("data: [unclosed\n")
+    with pytest.raises(ParamsError, match="^" + re.escape(f"{path}: not valid YAML")):
+        load_params(path)
+
+
+def test_data_params_constructed_directly_are_not_validated_until_loaded() -> None:
+    """Validation belongs to the loader: `validate` is what rejects a bad dataclass."""
+    data = DataParams(0, 16, 2, 8, ("copy",), 1, "uniform", 0.5, 0.0, 1, 1, 1)
+    with pytest.raises(ParamsError, match=re.escape("data.transforms: needs at least 2")):
+        data.validate("data")
