@@ -8,10 +8,10 @@ import typer
 
 from zgain.evaluation import evaluate_examples
 from zgain.frozen import load_frozen
-from zgain.io import EVAL_SCHEMA, check_provenance, write_json, write_table
+from zgain.io import EVAL_SCHEMA, check_provenance, run_dir, write_json, write_table
 from zgain.models import KIND_CVAE, device_auto, load_cvae, read_checkpoint
 from zgain.params import Params, load_params
-from zgain.runtime import load_packed, run_dir
+from zgain.runtime import load_packed
 from zgain.summary import evaluation_table, revealed_positions, run_metrics
 from zgain.training import configure_torch
 

@@ -8,9 +8,10 @@ import typer
 from dvclive import Live
 from zgain.fit_cvae import MONITOR_EXAMPLES, Objective, fit_cvae
 from zgain.frozen import load_frozen
+from zgain.io import run_dir
 from zgain.models import CVAE, device_auto, load_base, save_checkpoint
 from zgain.params import Params, load_params
-from zgain.runtime import cvae_config, load_packed, run_dir
+from zgain.runtime import cvae_config, load_packed
 from zgain.training import configure_torch, select
 
 

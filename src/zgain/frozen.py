@@ -50,7 +50,14 @@ def _aligned(tokens_path: Path, split: Split, width: int) -> tuple[np.ndarray, n
         )
     surprisal = np.zeros((len(split), width), dtype=np.float32)
     mask = np.zeros((len(split), width), dtype=bool)
-    surprisal[rows, positions] = table["surprisal"].to_numpy()
+    values = table["surprisal"].to_numpy()
+    if not np.all(np.isfinite(values)) or np.any(values < 0):
+        bad = int(np.nonzero(~np.isfinite(values) | (values < 0))[0][0])
+        raise DataError(
+            f"{tokens_path}: surprisal of example {ids[bad]} at position {positions[bad]} is "
+            f"{values[bad]}; surprisal must be finite and >= 0"
+        )
+    surprisal[rows, positions] = values
     mask[rows, positions] = True
     expected = np.arange(width)[None, :] <= split.y_len[:, None]
     if not np.array_equal(mask, expected):

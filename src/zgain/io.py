@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 
 BASE_SHA_KEY = "zgain.base_sha256"  # Parquet metadata key: sha256 of the base checkpoint used
 COMPRESSION = "zstd"
-_CHUNK = 1 << 20  # bytes read at a time when hashing
+_CHUNK = 1 << 20
+FILE_MODE = 0o644  # bytes read at a time when hashing
 
 SYNTHETIC_SCHEMA = pa.schema(
     [
@@ -84,10 +85,16 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, FILE_MODE)  # mkstemp creates 0600; outputs are meant to be shared
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def run_dir(root: str | Path, variant: str, seed: int) -> Path:
+    """`<root>/<variant>/seed<seed>`: where one (variant, seed) run keeps its files."""
+    return Path(root) / variant / f"seed{seed}"
 
 
 def write_json(obj: object, path: str | Path) -> None:

@@ -136,14 +136,35 @@ class Block(nn.Module):
         return h + self.mlp(self.ln_mlp(h))
 
 
+def segment_positions(tokens: Tensor, vocab: Vocab) -> Tensor:
+    """Index of each token within its segment: x_j -> j, SEP -> 0, y_t -> t + 1. (B, S) int64.
+
+    Left padding puts x_j at an absolute position that depends on the x length, so copying
+    y_t = x_t would need the length first; this second position signal makes "the x token with
+    my index" a direct lookup. Leading PAD gets index 0; every sequence holds one SEP.
+    """
+    content = (tokens != vocab.pad).long()  # (B, S)
+    after_sep = (tokens == vocab.sep).long().cumsum(dim=1) > 0  # (B, S) True from SEP on
+    x_index = content.cumsum(dim=1) - 1  # (B, S) running count of x tokens before SEP
+    positions = torch.arange(tokens.shape[1], device=tokens.device)[None, :]  # (1, S)
+    sep_at = torch.where(tokens == vocab.sep, positions, tokens.shape[1]).min(dim=1).values  # (B,)
+    y_index = positions - sep_at[:, None]  # (B, S)
+    return torch.where(after_sep, y_index, x_index.clamp(min=0))
+
+
 class BaseLM(nn.Module):
-    """A small GPT-style causal LM over [x, SEP, y] with an additive input-embedding offset."""
+    """A small GPT-style causal LM over [x, SEP, y] with an additive input-embedding offset.
+
+    Inputs are embedded as token + absolute position + position within the segment.
+    """
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
         self.config = config
         self.tok_emb = nn.Embedding(config.vocab_size, config.d_model)
         self.pos_emb = nn.Embedding(config.max_len, config.d_model)
+        self.seg_emb = nn.Embedding(config.max_len, config.d_model)
+        self.vocab = Vocab.from_size(config.vocab_size)
         self.emb_drop = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(
             Block(config.d_model, config.n_heads, config.d_ff, config.dropout, causal=True)
@@ -163,7 +184,8 @@ class BaseLM(nn.Module):
         if seq > self.config.max_len:
             raise ValueError(f"sequence length {seq} exceeds max_len={self.config.max_len}")
         positions = torch.arange(seq, device=tokens.device)  # (S,)
-        h = self.tok_emb(tokens) + self.pos_emb(positions)  # (B, S, D)
+        segments = segment_positions(tokens, self.vocab).clamp(max=self.config.max_len - 1)
+        h = self.tok_emb(tokens) + self.pos_emb(positions) + self.seg_emb(segments)  # (B, S, D)
         if embed_offset is not None:
             h = h + (embed_offset[:, None, :] if embed_offset.dim() == 2 else embed_offset)
         h = self.emb_drop(h)

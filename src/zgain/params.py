@@ -32,7 +32,7 @@ class PathParams:
     normalizer: str  # normalizer: E[b], E[B], counts, base sha256
     cvae_dir: str  # train_cvae: <variant>/seed<s>.pt
     cvae_live: str  # train_cvae: dvclive/<variant>/seed<s>
-    eval_dir: str  # evaluate: <variant>/seed<s>/{examples.parquet,metrics.json,positions.csv}
+    eval_dir: str  # evaluate: <variant>/seed<s>/{examples.parquet,metrics.json}
     reports_dir: str  # report: summary.md, tables, figures, metrics.json
 
 

@@ -57,8 +57,3 @@ def cvae_config(common: CommonCVAEParams) -> CVAEConfig:
         prior=common.prior,
         freeze_decoder=common.freeze_decoder,
     )
-
-
-def run_dir(root: str | Path, variant: str, seed: int) -> Path:
-    """`<root>/<variant>/seed<seed>`: where one (variant, seed) run keeps its files."""
-    return Path(root) / variant / f"seed{seed}"

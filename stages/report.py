@@ -1,0 +1,26 @@
+"""Stage `report`: tables, figures and metrics of every listed (variant, seed) evaluation.
+
+Reads only the variants of `cvae.variants` and the seeds of `cvae.seeds`; outputs of a variant
+since removed from params may stay on disk, and are ignored.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from zgain.params import Params, load_params
+from zgain.report import build_report, write_report
+from zgain.report_tables import load_results
+
+
+def run(params: Params) -> None:
+    results = load_results(params.paths.eval_dir, tuple(params.cvae.variants), params.cvae.seeds)
+    write_report(build_report(results, params), params.paths.reports_dir)
+
+
+def main() -> None:
+    run(load_params())
+
+
+if __name__ == "__main__":
+    typer.run(main)

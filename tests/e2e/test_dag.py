@@ -1,0 +1,123 @@
+"""The whole DAG under real `dvc`, in a temporary git repository, on the tiny params profile."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO_ROOT, tiny_params_raw
+
+pytestmark = pytest.mark.e2e
+BIN = Path(sys.executable).parent
+COPIED = ["dvc.yaml", "stages", "src"]
+
+
+def sh(cwd: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(cwd / "src"),  # the copy's code, so edits in the copy take effect
+        "GIT_AUTHOR_NAME": "zgain",
+        "GIT_AUTHOR_EMAIL": "zgain@localhost",
+        "GIT_COMMITTER_NAME": "zgain",
+        "GIT_COMMITTER_EMAIL": "zgain@localhost",
+        "DVC_NO_ANALYTICS": "1",
+    }
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+        )
+    return done.stdout + done.stderr
+
+
+def ran_stages(output: str) -> set[str]:
+    return set(re.findall(r"Running stage '([^']+)'", output))
+
+
+def commit(repo: Path, message: str) -> None:
+    sh(repo, "git", "add", "-A")
+    sh(repo, "git", "commit", "-qm", message)
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("dag")
+    for name in COPIED:
+        source = REPO_ROOT / name
+        if source.is_dir():
+            shutil.copytree(
+                source, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+            )
+        else:
+            shutil.copy(source, root / name)
+    (root / "params.yaml").write_text(yaml.safe_dump(tiny_params_raw(), sort_keys=False))
+    sh(root, "git", "init", "-q")
+    sh(root, "dvc", "init", "-q")
+    shutil.copy(REPO_ROOT / ".dvc" / "config", root / ".dvc" / "config")
+    commit(root, "tiny project")
+    return root
+
+
+def test_repro_builds_everything_then_is_clean(repo: Path) -> None:
+    first = ran_stages(sh(repo, "dvc", "repro"))
+    variants = ["token_mean", "token_share_cc"]
+    expected = {"generate", "train_base", "surprisal", "normalizer", "report"}
+    expected |= {
+        f"{stage}@{v}-{s}" for stage in ("train_cvae", "evaluate") for v in variants for s in (0, 1)
+    }
+    assert first == expected
+    assert json.loads(sh(repo, "dvc", "status", "--json")) == {}
+    assert ran_stages(sh(repo, "dvc", "repro")) == set()
+    assert (repo / "reports" / "summary.md").is_file()
+    commit(repo, "baseline run")
+
+
+def test_report_code_edit_reruns_only_report(repo: Path) -> None:
+    report = repo / "src" / "zgain" / "report.py"
+    report.write_text(report.read_text() + "\n# edited\n")
+    assert ran_stages(sh(repo, "dvc", "repro")) == {"report"}
+    commit(repo, "edit report code")
+
+
+def test_exp_run_on_one_variant_reruns_only_its_stages(repo: Path) -> None:
+    out = sh(repo, "dvc", "exp", "run", "-S", "cvae.variants.token_mean.beta=0.5")
+    expected = {f"{stage}@token_mean-{s}" for stage in ("train_cvae", "evaluate") for s in (0, 1)}
+    assert ran_stages(out) == expected | {"report"}
+    shown = json.loads(sh(repo, "dvc", "exp", "show", "--json"))
+    text = json.dumps(shown)
+    assert "reports/metrics.json" in text
+    assert "gain_z_nats_seq" in text and "frac_gain_pop" in text
+
+
+def test_summary_numbers_match_per_example_parquet(repo: Path) -> None:
+    metrics = json.loads((repo / "reports" / "metrics.json").read_text())
+    for variant in ("token_mean", "token_share_cc"):
+        per_seed = [
+            pd.read_parquet(repo / "data" / "eval" / variant / f"seed{s}" / "examples.parquet")[
+                "gain"
+            ].mean()
+            for s in (0, 1)
+        ]
+        assert metrics[variant]["gain_gross_nats_seq"] == pytest.approx(
+            sum(per_seed) / 2, rel=1e-9, abs=1e-12
+        )
+
+
+def test_removed_variant_does_not_leak_into_reports(repo: Path) -> None:
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    del params["cvae"]["variants"]["token_share_cc"]
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    sh(repo, "dvc", "repro")
+    assert (repo / "data" / "eval" / "token_share_cc").is_dir()  # left on disk...
+    for path in (repo / "reports").rglob("*"):
+        if path.suffix in {".md", ".csv", ".json"}:
+            assert "token_share_cc" not in path.read_text(), path  # ...but not reported
