@@ -43,7 +43,7 @@ def _sequence_nll(model: CVAE, part: SeqBatch, z: Tensor, max_x_len: int) -> Ten
 
 
 def shuffle_partner(n: int, generator: torch.Generator) -> Tensor:
-    """A permutation with no fixed point (a random rotation of a random order): i never keeps its own z."""
+    """A permutation without fixed points (a rotation of a random order): no example keeps its z."""
     if n < 2:
         raise ValueError(f"shuffling z across examples needs at least 2 examples, got {n}")
     order = torch.randperm(n, generator=generator)

@@ -42,8 +42,8 @@ def _aligned(tokens_path: Path, split: Split, width: int) -> tuple[np.ndarray, n
     table = table.filter(wanted)
     ids = table["example_id"].to_numpy()
     positions = table["position"].to_numpy().astype(np.int64)
-    row_of = {int(e): i for i, e in enumerate(split.example_id)}
-    rows = np.fromiter((row_of[int(e)] for e in ids), dtype=np.int64, count=len(ids))
+    order = np.argsort(split.example_id, kind="stable")
+    rows = order[np.searchsorted(split.example_id, ids, sorter=order)]  # row of each token's example
     if positions.size and positions.max() >= width:
         raise DataError(
             f"{tokens_path}: position {positions.max()} is outside the frame of width {width}"
@@ -64,7 +64,8 @@ def _aligned(tokens_path: Path, split: Split, width: int) -> tuple[np.ndarray, n
         bad = int(np.nonzero((mask != expected).any(axis=1))[0][0])
         raise DataError(
             f"{tokens_path}: tokens of example {split.example_id[bad]} do not cover its "
-            f"{split.y_len[bad] + 1} supervised positions (the tables do not match the synthetic data)"
+            f"{split.y_len[bad] + 1} supervised positions "
+            "(the tables do not match the synthetic data)"
         )
     return surprisal, mask
 

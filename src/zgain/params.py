@@ -324,7 +324,8 @@ class EvaluateParams:
     posterior_samples: int  # S samples of z ~ q(z|x,y) averaged into L_post
     iw_samples: int  # K importance samples for log p̂_K(y|x)
     batch_size: int
-    reveal_min_nats: float  # a position "reveals the strategy" when the oracle's per-token information exceeds this
+    # a position "reveals the strategy" when the oracle's per-token information exceeds this
+    reveal_min_nats: float
     probe_test_fraction: float
     seed: int
     device: Device
