@@ -13,6 +13,7 @@ from zgain.models import KIND_CVAE, device_auto, load_cvae, read_checkpoint
 from zgain.params import Params, load_params
 from zgain.runtime import load_packed
 from zgain.summary import evaluation_table, revealed_positions, run_metrics
+from zgain.tracking import SeedOption, VariantOption
 from zgain.training import configure_torch
 
 
@@ -61,10 +62,7 @@ def run(params: Params, variant: str, seed: int) -> dict[str, float]:
     return metrics
 
 
-def main(
-    variant: str = typer.Option(..., help="a key of cvae.variants"),
-    seed: int = typer.Option(..., help="training seed"),
-) -> None:
+def main(variant: VariantOption, seed: SeedOption) -> None:
     run(load_params(), variant, seed)
 
 

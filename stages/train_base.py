@@ -8,12 +8,12 @@ from pathlib import Path
 
 import typer
 
-from dvclive import Live
 from zgain.fit_base import fit_base, validation_nll
 from zgain.io import sha256_file, write_json
 from zgain.models import BaseLM, device_auto, save_checkpoint
 from zgain.params import Params, load_params
 from zgain.runtime import base_config, load_packed
+from zgain.tracking import live_run
 from zgain.training import configure_torch
 
 
@@ -26,14 +26,7 @@ def run(params: Params) -> dict[str, float]:
     test_split, test = load_packed(params.paths.synthetic_dir, "test", world)
     model = BaseLM(base_config(params.base, params.data))
     started = time.perf_counter()
-    with Live(params.paths.base_live, dvcyaml=False, save_dvc_exp=False) as live:
-
-        def log(step: int, metrics: dict[str, float]) -> None:
-            live.step = step
-            for name, value in metrics.items():
-                live.log_metric(name, value)
-            live.next_step()
-
+    with live_run(params.paths.base_live) as (live, log):
         fit = fit_base(
             model, train, val, params.base, max_x_len=world.length_max, device=device, log=log
         )

@@ -5,13 +5,13 @@ from __future__ import annotations
 import torch
 import typer
 
-from dvclive import Live
 from zgain.fit_cvae import MONITOR_EXAMPLES, Objective, fit_cvae
 from zgain.frozen import load_frozen
 from zgain.io import run_dir
 from zgain.models import CVAE, device_auto, load_base, save_checkpoint
 from zgain.params import Params, load_params
 from zgain.runtime import cvae_config, load_packed
+from zgain.tracking import SeedOption, VariantOption, live_run
 from zgain.training import configure_torch, select
 
 
@@ -27,15 +27,7 @@ def run(params: Params, variant: str, seed: int) -> dict[str, float]:
     model = CVAE(load_base(params.paths.base_model), cvae_config(common))
     objective = Objective(common, objective_variant, frozen.normalizer.mean_surprisal)
     monitor = select(val, slice(0, MONITOR_EXAMPLES))
-    live_dir = run_dir(params.paths.cvae_live, variant, seed)
-    with Live(str(live_dir), dvcyaml=False, save_dvc_exp=False) as live:
-
-        def log(step: int, metrics: dict[str, float]) -> None:
-            live.step = step
-            for name, value in metrics.items():
-                live.log_metric(name, value)
-            live.next_step()
-
+    with live_run(run_dir(params.paths.cvae_live, variant, seed)) as (_, log):
         last = fit_cvae(
             model,
             train,
@@ -54,10 +46,7 @@ def run(params: Params, variant: str, seed: int) -> dict[str, float]:
     return last
 
 
-def main(
-    variant: str = typer.Option(..., help="a key of cvae.variants"),
-    seed: int = typer.Option(..., help="training seed"),
-) -> None:
+def main(variant: VariantOption, seed: SeedOption) -> None:
     run(load_params(), variant, seed)
 
 

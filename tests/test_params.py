@@ -15,6 +15,8 @@ from zgain.config import ParamsError
 from zgain.params import DataParams, Params, load_params, parse_params
 
 DELETE = object()  # sentinel: remove the key instead of setting it
+REPO_PARAMS = Path(__file__).resolve().parents[1] / "params.yaml"
+DEFAULT_LENGTH_MAX = yaml.safe_load(REPO_PARAMS.read_text())["data"]["length_max"]
 VARIANTS = (
     "token_mean, token_sum, dist_normalized, example_inverse, token_share, token_share_cc, "
     "token_inverse_cc"
@@ -50,13 +52,14 @@ def test_default_params_load(default_params_raw: dict) -> None:
     params = parse_params(default_params_raw)
     assert isinstance(params, Params)
     assert params.data.transforms == ("copy", "reverse", "shift", "drop_first")
-    assert params.data.noise == 0.05
+    assert params.data.noise == default_params_raw["data"]["noise"]
     assert params.cvae.seeds == (0, 1, 2)
     assert list(params.cvae.variants) == VARIANTS.split(", ")
     assert params.cvae.variant("token_sum").weights == {"sum": 1.0}
     assert params.cvae.variant("token_sum").beta is None
     assert params.report.baseline_variant in params.cvae.variants
-    assert params.data.sizes() == {"train": 20000, "val": 2000, "test": 2000}
+    raw_data = default_params_raw["data"]
+    assert params.data.sizes() == {s: raw_data[f"n_{s}"] for s in ("train", "val", "test")}
 
 
 def test_default_params_file_loads(default_params_raw: dict) -> None:
@@ -100,7 +103,11 @@ RANGE_ERRORS = [
     ("data.noise", -0.1, "data.noise: must be in [0, 1), got -0.1"),
     ("data.prior_temperature", 0.0, "data.prior_temperature: must be > 0, got 0.0"),
     ("data.length_min", 0, "data.length_min: must be >= 1, got 0"),
-    ("data.length_min", 9, "data.length_min: must be <= data.length_max (8), got 9"),
+    (
+        "data.length_min",
+        99,
+        f"data.length_min: must be <= data.length_max ({DEFAULT_LENGTH_MAX}), got 99",
+    ),
     ("data.transforms", ["copy"], "data.transforms: needs at least 2 strategies (K >= 2), got 1"),
     (
         "data.transforms",

@@ -97,7 +97,7 @@ def evaluate_examples(
             ]
             shuffled = _sequence_nll(model, part, z_shuffled[rows], max_x_len).sum(1)
             zero = _sequence_nll(model, part, torch.zeros_like(mu_q), max_x_len).sum(1)
-        post_tokens = torch.stack(token_nlls[:posterior_samples]).mean(0)  # (B, T)
+        post_tokens = torch.stack(token_nlls[:posterior_samples]).double().mean(0)  # (B, T)
         z_iw = (
             torch.stack(samples[:iw_samples], dim=1).cpu().numpy().astype(np.float64)
         )  # (B, K, D)

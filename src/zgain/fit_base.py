@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -14,9 +13,8 @@ from zgain.objectives import token_nll
 from zgain.params import BaseParams
 from zgain.sequences import SeqBatch, target_frame
 from zgain.surprisal import score_tokens
+from zgain.tracking import LogFn
 from zgain.training import check_finite, lr_at, minibatches, select
-
-LogFn = Callable[[int, dict[str, float]], None]
 
 
 @dataclass(frozen=True)

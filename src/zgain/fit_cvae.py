@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import torch
@@ -14,9 +13,9 @@ from zgain.models import CVAE, autocast_context, reparameterize
 from zgain.objectives import LossTerms, beta_at, bow_loss, kl_diag_gaussians, loss_terms, token_nll
 from zgain.params import CommonCVAEParams, VariantParams
 from zgain.sequences import SeqBatch, target_frame
+from zgain.tracking import LogFn
 from zgain.training import check_finite, minibatches, select
 
-LogFn = Callable[[int, dict[str, float]], None]
 MONITOR_EXAMPLES = 512  # validation examples whose posterior means give the active-unit count
 
 

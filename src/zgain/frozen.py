@@ -43,7 +43,9 @@ def _aligned(tokens_path: Path, split: Split, width: int) -> tuple[np.ndarray, n
     ids = table["example_id"].to_numpy()
     positions = table["position"].to_numpy().astype(np.int64)
     order = np.argsort(split.example_id, kind="stable")
-    rows = order[np.searchsorted(split.example_id, ids, sorter=order)]  # row of each token's example
+    rows = order[
+        np.searchsorted(split.example_id, ids, sorter=order)
+    ]  # row of each token's example
     if positions.size and positions.max() >= width:
         raise DataError(
             f"{tokens_path}: position {positions.max()} is outside the frame of width {width}"
