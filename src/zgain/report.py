@@ -59,6 +59,11 @@ GROUP_NOTES = {
     ),
     "per_token": "`_tok` = Σ_i gain_i / Σ_i T_i (ratio of means); bits = nats / log 2.",
 }
+WINNER_NOTE = (
+    "G_z compares the posterior z with another example's z; when the decoder has learned to rely "
+    "on z, a wrong z costs more than the strategy information itself, so G_z can exceed the "
+    "oracle's mean I* while the gross gain B − L is small or negative. Read the two together."
+)
 ANCHOR_MEANINGS = {
     "surprisal_sum_nats": "mean B: the base model's code length (nats/seq)",
     "oracle_nll_nats": "mean −log p(y|x): the Bayes-optimal z-free code length",
@@ -172,11 +177,15 @@ def summary_markdown(
     gains = tables["gains"]
     lines = _header(params, len(results.runs))
     lines += ["", "## Which variant wins", ""]
+    headlines = [
+        ("gain_z_nats_seq", "z-attributable absolute gain"),
+        ("gain_gross_nats_seq", "gross absolute gain (code-length reduction B − L)"),
+        ("frac_gain_pop", "fractional gain"),
+    ]
     lines.append(
-        winner_sentence(gains, "gain_z_nats_seq", "absolute gain", confidence, n_seeds)
-        + " "
-        + winner_sentence(gains, "frac_gain_pop", "fractional gain", confidence, n_seeds)
+        " ".join(winner_sentence(gains, m, label, confidence, n_seeds) for m, label in headlines)
     )
+    lines += ["", WINNER_NOTE]
     for group, metrics in METRIC_GROUPS.items():
         lines += ["", f"## {GROUP_TITLES[group]}", ""]
         lines.append(metric_table(tables[group], metrics, n_seeds))
