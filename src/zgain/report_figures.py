@@ -41,6 +41,17 @@ def _new_figure(title: str, xlabel: str, ylabel: str) -> tuple[Figure, Axes]:
     return fig, ax
 
 
+def _lines_per_variant(
+    ax: Axes, frame: pd.DataFrame, x: str, y: str, variants: Sequence[str]
+) -> None:
+    """One line with markers per variant, sorted by x, coloured in params order, with a legend."""
+    colours = _colours(variants)
+    for variant in variants:
+        rows = frame[frame["variant"] == variant].sort_values(x, kind="stable")
+        ax.plot(rows[x], rows[y], marker="o", color=colours[variant], label=variant)
+    ax.legend(fontsize="small")
+
+
 def rate_gain_figure(rate_gain: pd.DataFrame, variants: Sequence[str]) -> Figure:
     """KL rate against z-attributable gain, one point per (variant, seed) run."""
     fig, ax = _new_figure(
@@ -59,14 +70,8 @@ def gain_by_position_figure(by_position: pd.DataFrame, variants: Sequence[str]) 
     fig, ax = _new_figure(
         "Gain per token position", "target position t (y tokens, then EOS)", "mean b_t − ℓ_t (nats)"
     )
-    colours = _colours(variants)
-    for variant in variants:
-        rows = by_position[by_position["variant"] == variant]
-        ax.plot(
-            rows["position"], rows["token_gain"], marker="o", color=colours[variant], label=variant
-        )
     ax.axhline(0.0, color="black", linewidth=0.8)
-    ax.legend(fontsize="small")
+    _lines_per_variant(ax, by_position, "position", "token_gain", variants)
     return fig
 
 
@@ -89,13 +94,7 @@ def gain_vs_surprisal_figure(binned: pd.DataFrame, variants: Sequence[str]) -> F
         "base surprisal b_i (nats/token)",
         "mean gross gain B − L (nats/seq)",
     )
-    colours = _colours(variants)
-    for variant in variants:
-        rows = binned[binned["variant"] == variant].sort_values("surprisal_mean")
-        ax.plot(
-            rows["surprisal_mean"], rows["gain"], marker="o", color=colours[variant], label=variant
-        )
-    ax.legend(fontsize="small")
+    _lines_per_variant(ax, binned, "surprisal_mean", "gain", variants)
     return fig
 
 
