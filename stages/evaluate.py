@@ -4,41 +4,43 @@ from __future__ import annotations
 
 import math
 
-import typer
-
-from zgain.evaluation import evaluate_examples
-from zgain.frozen import load_frozen
-from zgain.io import EVAL_SCHEMA, check_provenance, run_dir, write_json, write_table
-from zgain.models import KIND_CVAE, device_auto, load_cvae, read_checkpoint
+from zgain.base.frozen import load_frozen
+from zgain.core.cli import SeedOption, VariantOption, run_stage
+from zgain.core.environment import DeviceOption, ThreadsOption, setup_torch
+from zgain.core.io import check_provenance, run_dir, write_json, write_table
+from zgain.cvae.model import load_cvae
+from zgain.evaluate.run_metrics import evaluation_table, revealed_positions, run_metrics
+from zgain.evaluate.schema import ENVIRONMENT_KEY, EVAL_SCHEMA
+from zgain.evaluate.scoring import evaluate_examples
 from zgain.params import Params, load_params
-from zgain.runtime import load_packed
-from zgain.summary import evaluation_table, revealed_positions, run_metrics
-from zgain.tracking import SeedOption, VariantOption
-from zgain.training import configure_torch
+from zgain.world.packed import load_packed
+from zgain.world.synthetic import World
 
 
-def run(params: Params, variant: str, seed: int) -> dict[str, float]:
-    world = params.data.world()
+def run(
+    params: Params,
+    variant: str,
+    seed: int,
+    device: str | None = None,
+    threads: int | None = None,
+) -> dict[str, float]:
+    world = World.from_params(params.data)
     settings = params.evaluate
-    configure_torch(settings.threads, settings.seed)
-    device = device_auto(settings.device)
+    params.cvae.variant(variant)  # an unknown variant stops here, by name
+    torch_device, environment = setup_torch(settings.seed, device=device, threads=threads)
     split, batch = load_packed(params.paths.synthetic_dir, "test", world)
-    frozen = load_frozen(params.paths, split, world.max_y_len + 1)
+    frozen = load_frozen(params.paths, split, world.n_targets)
     checkpoint = run_dir(params.paths.cvae_dir, variant, seed).with_suffix(".pt")
-    model = load_cvae(checkpoint)
-    check_provenance(
-        str(checkpoint),
-        read_checkpoint(checkpoint, KIND_CVAE).get("base_sha256"),
-        params.paths.base_model,
-    )
+    model, payload = load_cvae(checkpoint)
+    check_provenance(str(checkpoint), payload.get("base_sha256"), params.paths.base_model)
     scores = evaluate_examples(
         model,
         batch,
         posterior_samples=settings.posterior_samples,
         iw_samples=settings.iw_samples,
         batch_size=settings.batch_size,
-        max_x_len=world.length_max,
-        device=device,
+        max_x_len=world.max_x_len,
+        device=torch_device,
         seed=settings.seed,
     )
     revealed = revealed_positions(split, frozen.mask, settings.reveal_min_nats)
@@ -56,15 +58,19 @@ def run(params: Params, variant: str, seed: int) -> dict[str, float]:
     )
     write_table(table, out / "examples.parquet", EVAL_SCHEMA)
     # JSON has no NaN: an undefined metric (e.g. a correlation of a constant) is written as null.
-    write_json(
-        {k: (v if math.isfinite(v) else None) for k, v in metrics.items()}, out / "metrics.json"
-    )
+    finite = {k: (v if math.isfinite(v) else None) for k, v in metrics.items()}
+    write_json({**finite, ENVIRONMENT_KEY: environment.as_dict()}, out / "metrics.json")
     return metrics
 
 
-def main(variant: VariantOption, seed: SeedOption) -> None:
-    run(load_params(), variant, seed)
+def main(
+    variant: VariantOption,
+    seed: SeedOption,
+    device: DeviceOption = None,
+    threads: ThreadsOption = None,
+) -> None:
+    run(load_params(), variant, seed, device, threads)
 
 
 if __name__ == "__main__":
-    typer.run(main)
+    run_stage(main)

@@ -5,17 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import typer
 from tqdm import tqdm
 
-from zgain.data import SPLITS, first_example_id, sample_table, split_seed
-from zgain.io import SYNTHETIC_SCHEMA, write_table
+from zgain.core.cli import run_stage
+from zgain.core.io import write_table
 from zgain.params import DataParams, load_params
-from zgain.synthetic import sample
+from zgain.world.splits import SPLITS, SYNTHETIC_SCHEMA, first_example_id, sample_table, split_seed
+from zgain.world.synthetic import World, sample
 
 
 def run(data: DataParams, out_dir: Path) -> None:
-    world = data.world()
+    world = World.from_params(data)
     sizes = data.sizes()
     for split in tqdm(SPLITS, desc="generate", unit="split"):
         rng = np.random.default_rng(split_seed(data.seed, split))
@@ -30,4 +30,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    typer.run(main)
+    run_stage(main)

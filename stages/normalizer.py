@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
-from zgain.io import write_json
-from zgain.normalizer import compute_normalizer
+from zgain.base.normalizer import compute_normalizer
+from zgain.core.cli import run_stage
+from zgain.core.io import write_json
 from zgain.params import Params, load_params
 
 
@@ -21,4 +20,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    typer.run(main)
+    run_stage(main)

@@ -6,11 +6,10 @@ since removed from params may stay on disk, and are ignored.
 
 from __future__ import annotations
 
-import typer
-
+from zgain.core.cli import run_stage
 from zgain.params import Params, load_params
-from zgain.report import build_report, write_report
-from zgain.report_tables import load_results
+from zgain.report.document import build_report, write_report
+from zgain.report.tables import load_results
 
 
 def run(params: Params) -> None:
@@ -23,4 +22,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    typer.run(main)
+    run_stage(main)

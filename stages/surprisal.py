@@ -5,33 +5,35 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
-import typer
 from tqdm import tqdm
 
-from zgain.data import SPLITS
-from zgain.io import BASE_SHA_KEY, EXAMPLES_SCHEMA, TOKENS_SCHEMA, sha256_file, write_table
-from zgain.models import device_auto, load_base
+from zgain.base.model import load_base
+from zgain.base.surprisal import EXAMPLES_SCHEMA, TOKENS_SCHEMA, score_tokens, surprisal_tables
+from zgain.core.cli import run_stage
+from zgain.core.environment import DeviceOption, ThreadsOption, setup_torch
+from zgain.core.io import BASE_SHA_KEY, sha256_file, write_table
 from zgain.params import Params, load_params
-from zgain.runtime import load_packed
-from zgain.surprisal import score_tokens, surprisal_tables
-from zgain.training import configure_torch
+from zgain.world.packed import load_packed
+from zgain.world.splits import SPLITS
+from zgain.world.synthetic import World
+
+SCORING_SEED = 0  # scoring is deterministic; the seed only fixes torch's global state
 
 
-def run(params: Params) -> None:
-    world = params.data.world()
-    configure_torch(params.surprisal.threads, seed=0)
-    device = device_auto(params.surprisal.device)
+def run(params: Params, device: str | None = None, threads: int | None = None) -> None:
+    world = World.from_params(params.data)
+    torch_device, _ = setup_torch(SCORING_SEED, device=device, threads=threads)
     base_sha = sha256_file(params.paths.base_model)
-    model = load_base(params.paths.base_model).to(device)
+    model = load_base(params.paths.base_model).to(torch_device)
     tokens, examples = [], []
     for split in tqdm(SPLITS, desc="surprisal", unit="split"):
         data, batch = load_packed(params.paths.synthetic_dir, split, world)
         scores = score_tokens(
             model,
             batch,
-            max_x_len=world.length_max,
+            max_x_len=world.max_x_len,
             batch_size=params.surprisal.batch_size,
-            device=device,
+            device=torch_device,
         )
         split_tokens, split_examples = surprisal_tables(split, data, scores.numpy(), batch)
         tokens.append(split_tokens)
@@ -42,9 +44,9 @@ def run(params: Params) -> None:
     write_table(pa.concat_tables(examples), out / "examples.parquet", EXAMPLES_SCHEMA, metadata)
 
 
-def main() -> None:
-    run(load_params())
+def main(device: DeviceOption = None, threads: ThreadsOption = None) -> None:
+    run(load_params(), device, threads)
 
 
 if __name__ == "__main__":
-    typer.run(main)
+    run_stage(main)

@@ -3,68 +3,74 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 import typer
 
-from zgain.fit_base import fit_base, validation_nll
-from zgain.io import sha256_file, write_json
-from zgain.models import BaseLM, device_auto, save_checkpoint
+from zgain.base.fit import VALIDATION_BATCH, fit_base, validation_nll
+from zgain.base.model import BaseLM, save_base
+from zgain.core.cli import run_stage
+from zgain.core.environment import DeviceOption, ThreadsOption, setup_torch
+from zgain.core.io import sha256_file, write_json
+from zgain.core.tracking import live_run
 from zgain.params import Params, load_params
-from zgain.runtime import base_config, load_packed
-from zgain.tracking import live_run
-from zgain.training import configure_torch
+from zgain.world.packed import load_packed
+from zgain.world.synthetic import World
 
 
-def run(params: Params) -> dict[str, float]:
-    world = params.data.world()
-    configure_torch(params.base.threads, params.base.seed)
-    device = device_auto(params.base.device)
+def run(params: Params, device: str | None = None, threads: int | None = None) -> dict[str, float]:
+    world = World.from_params(params.data)
+    torch_device, environment = setup_torch(params.base.seed, device=device, threads=threads)
     _, train = load_packed(params.paths.synthetic_dir, "train", world)
     _, val = load_packed(params.paths.synthetic_dir, "val", world)
     test_split, test = load_packed(params.paths.synthetic_dir, "test", world)
-    model = BaseLM(base_config(params.base, params.data))
+    model = BaseLM(params.base.model, world.vocab, world.max_len)
     started = time.perf_counter()
     with live_run(params.paths.base_live) as (live, log):
         fit = fit_base(
-            model, train, val, params.base, max_x_len=world.length_max, device=device, log=log
+            model, train, val, params.base, max_x_len=world.max_x_len, device=torch_device, log=log
         )
         test_nll = validation_nll(
-            model, test, max_x_len=world.length_max, batch_size=1024, device=device
+            model, test, max_x_len=world.max_x_len, batch_size=VALIDATION_BATCH, device=torch_device
         )
+        oracle_nll = float(test_split.oracle_nll.mean())
         metrics = {
             "best_val_nll": fit.best_val_nll,
             "test_nll": test_nll,
-            "test_oracle_nll": float(test_split.oracle_nll.mean()),
-            "test_excess_nats": test_nll - float(test_split.oracle_nll.mean()),
+            "test_oracle_nll": oracle_nll,
+            "test_excess_nats": test_nll - oracle_nll,
             "best_step": fit.best_step,
             "steps": fit.steps,
-            "train_seconds": time.perf_counter() - started,
         }
-        for name, value in metrics.items():
+        # Timing and host facts describe this run, not the model: they stay out of the checkpoint.
+        run_facts = {
+            "train_seconds": time.perf_counter() - started,
+            "environment": environment.as_dict(),
+        }
+        for name, value in {**metrics, **run_facts}.items():
             live.summary[name] = value
     model.cpu()
-    save_checkpoint(params.paths.base_model, model, extra={"metrics": metrics})
+    save_base(params.paths.base_model, model, extra={"metrics": metrics})
     write_json(
         {
             "checkpoint": params.paths.base_model,
             "sha256": sha256_file(params.paths.base_model),
-            "config": asdict(model.config),
-            "train_params": asdict(params.base),
+            "config": model.checkpoint_config(),
+            "train_params": params.base.model_dump(mode="json"),
             "metrics": metrics,
+            **run_facts,
         },
         Path(params.paths.base_meta),
     )
     return metrics
 
 
-def main() -> None:
-    metrics = run(load_params())
+def main(device: DeviceOption = None, threads: ThreadsOption = None) -> None:
+    metrics = run(load_params(), device, threads)
     typer.echo(
         f"base excess over the oracle on test: {metrics['test_excess_nats']:.4f} nats/sequence"
     )
 
 
 if __name__ == "__main__":
-    typer.run(main)
+    run_stage(main)

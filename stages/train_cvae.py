@@ -3,31 +3,40 @@
 from __future__ import annotations
 
 import torch
-import typer
 
-from zgain.fit_cvae import MONITOR_EXAMPLES, Objective, fit_cvae
-from zgain.frozen import load_frozen
-from zgain.io import run_dir
-from zgain.models import CVAE, device_auto, load_base, save_checkpoint
+from zgain.base.frozen import load_frozen
+from zgain.base.model import load_base
+from zgain.core.cli import SeedOption, VariantOption, run_stage
+from zgain.core.environment import DeviceOption, ThreadsOption, setup_torch
+from zgain.core.io import run_dir
+from zgain.core.sequences import select
+from zgain.core.tracking import live_run
+from zgain.cvae.fit import MONITOR_EXAMPLES, fit_cvae
+from zgain.cvae.model import CVAE, save_cvae
+from zgain.cvae.objective import Objective
 from zgain.params import Params, load_params
-from zgain.runtime import cvae_config, load_packed
-from zgain.tracking import SeedOption, VariantOption, live_run
-from zgain.training import configure_torch, select
+from zgain.world.packed import load_packed
+from zgain.world.synthetic import World
 
 
-def run(params: Params, variant: str, seed: int) -> dict[str, float]:
-    world = params.data.world()
+def run(
+    params: Params,
+    variant: str,
+    seed: int,
+    device: str | None = None,
+    threads: int | None = None,
+) -> dict[str, float]:
+    world = World.from_params(params.data)
     common = params.cvae.common
-    objective_variant = params.cvae.variant(variant)
-    configure_torch(common.threads, seed)
-    device = device_auto(common.device)
+    resolved = params.cvae.variant(variant)
+    torch_device, environment = setup_torch(seed, device=device, threads=threads)
     train_split, train = load_packed(params.paths.synthetic_dir, "train", world)
     _, val = load_packed(params.paths.synthetic_dir, "val", world)
-    frozen = load_frozen(params.paths, train_split, world.max_y_len + 1)
-    model = CVAE(load_base(params.paths.base_model), cvae_config(common))
-    objective = Objective(common, objective_variant, frozen.normalizer.mean_surprisal)
+    frozen = load_frozen(params.paths, train_split, world.n_targets)
+    objective = Objective(common, resolved, frozen.normalizer.mean_surprisal)
+    model = CVAE(load_base(params.paths.base_model), common.model)
     monitor = select(val, slice(0, MONITOR_EXAMPLES))
-    with live_run(run_dir(params.paths.cvae_live, variant, seed)) as (_, log):
+    with live_run(run_dir(params.paths.cvae_live, variant, seed)) as (live, log):
         last = fit_cvae(
             model,
             train,
@@ -35,20 +44,24 @@ def run(params: Params, variant: str, seed: int) -> dict[str, float]:
             monitor,
             objective,
             seed=seed,
-            max_x_len=world.length_max,
-            device=device,
+            max_x_len=world.max_x_len,
+            device=torch_device,
             log=log,
         )
+        live.summary["environment"] = environment.as_dict()
     extra = {"variant": variant, "seed": seed, "base_sha256": frozen.base_sha256, "final": last}
-    save_checkpoint(
-        run_dir(params.paths.cvae_dir, variant, seed).with_suffix(".pt"), model.cpu(), extra=extra
-    )
+    save_cvae(run_dir(params.paths.cvae_dir, variant, seed).with_suffix(".pt"), model.cpu(), extra)
     return last
 
 
-def main(variant: VariantOption, seed: SeedOption) -> None:
-    run(load_params(), variant, seed)
+def main(
+    variant: VariantOption,
+    seed: SeedOption,
+    device: DeviceOption = None,
+    threads: ThreadsOption = None,
+) -> None:
+    run(load_params(), variant, seed, device, threads)
 
 
 if __name__ == "__main__":
-    typer.run(main)
+    run_stage(main)

@@ -1,4 +1,4 @@
-"""Shared fixtures: the default params as parsed YAML and a tiny synthetic world."""
+"""Shared fixtures: the default params as parsed YAML, a tiny world, a tiny pipeline run."""
 
 from __future__ import annotations
 

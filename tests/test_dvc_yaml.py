@@ -15,7 +15,7 @@ DVC_YAML = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())
 def zgain_imports(path: Path) -> set[str]:
     tree = ast.parse(path.read_text())
     return {
-        f"src/zgain/{node.module.split('.')[1]}.py"
+        "src/" + node.module.replace(".", "/") + ".py"
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("zgain.")
     }

@@ -1,371 +1,324 @@
-"""Typed, validated views of `params.yaml`: one frozen dataclass per block.
+"""The typed schema of `params.yaml` (pydantic v2) and its one loader.
 
-Stages call `load_params()` once at their boundary; below it, code takes these objects or
-plain values. Each `validate(path)` states the ranges a researcher could get wrong.
+Stages call `load_params()` once at their boundary; below it, code takes these frozen models or
+plain values. Every block forbids unknown keys, every field is strictly typed and range-checked,
+and all problems are reported at once, one line each: `data.noise: must be in [0, 1), got 1.5`.
+The architecture blocks (`base.model`, `cvae.common.model`) *are* the model configs.
+
+This module depends on pydantic and the world's transform names only, so that every stage can
+read it without depending on the code of another stage. Names that belong to a later stage's
+registry (the reconstruction terms) are checked by that stage (`zgain.cvae.objective`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
 
-from zgain.config import ParamsError, load_dataclass, require
-from zgain.synthetic import TRANSFORMS, World, min_vocab_size
-from zgain.terms import RECON_TERMS
+from zgain.core.errors import ParamsError
+from zgain.world.transforms import TRANSFORMS, min_vocab_size
 
-Device = Literal["auto", "cpu", "cuda", "mps"]
 PARAMS_FILE = "params.yaml"
 
 
-@dataclass(frozen=True)
-class PathParams:
+# --- field types with their rule -----------------------------------------------------------
+
+
+def _rule(holds: Callable[[Any], bool], rule: str) -> AfterValidator:
+    def check(value: Any) -> Any:
+        if not holds(value):
+            raise ValueError(f"{rule}, got {value!r}")
+        return value
+
+    return AfterValidator(check)
+
+
+PositiveInt = Annotated[StrictInt, _rule(lambda v: v > 0, "must be > 0")]
+NonNegativeInt = Annotated[StrictInt, _rule(lambda v: v >= 0, "must be >= 0")]
+PositiveFloat = Annotated[StrictFloat, _rule(lambda v: v > 0, "must be > 0")]
+NonNegativeFloat = Annotated[StrictFloat, _rule(lambda v: v >= 0, "must be >= 0")]
+Probability = Annotated[StrictFloat, _rule(lambda v: 0.0 <= v < 1.0, "must be in [0, 1)")]
+OpenUnit = Annotated[StrictFloat, _rule(lambda v: 0.0 < v < 1.0, "must be in (0, 1)")]
+UnitInterval = Annotated[StrictFloat, _rule(lambda v: 0.0 <= v <= 1.0, "must be in [0, 1]")]
+
+
+class Block(BaseModel):
+    """A params block: frozen, unknown keys rejected."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _fail(path: str, rule: str, value: object) -> ValueError:
+    """An error whose message `_format` prints as `<path>: <rule>, got <value>`."""
+    return ValueError(f"@{path}: {rule}, got {value!r}")
+
+
+# --- blocks ----------------------------------------------------------------------------------
+
+
+class PathParams(Block):
     """Where every stage reads and writes; `dvc.yaml` uses the same keys through ${paths.*}."""
 
-    synthetic_dir: str  # generate: {train,val,test}.parquet
-    base_model: str  # train_base: frozen base checkpoint
-    base_meta: str  # train_base: config, metrics and sha256 of the checkpoint
-    base_live: str  # train_base: dvclive directory
-    surprisal_dir: str  # surprisal: tokens.parquet, examples.parquet
-    normalizer: str  # normalizer: E[b], E[B], counts, base sha256
-    cvae_dir: str  # train_cvae: <variant>/seed<s>.pt
-    cvae_live: str  # train_cvae: dvclive/<variant>/seed<s>
-    eval_dir: str  # evaluate: <variant>/seed<s>/{examples.parquet,metrics.json}
-    reports_dir: str  # report: summary.md, tables, figures, metrics.json
+    synthetic_dir: StrictStr  # generate: {train,val,test}.parquet
+    base_model: StrictStr  # train_base: frozen base checkpoint
+    base_meta: StrictStr  # train_base: config, metrics and sha256 of the checkpoint
+    base_live: StrictStr  # train_base: dvclive directory
+    surprisal_dir: StrictStr  # surprisal: tokens.parquet, examples.parquet
+    normalizer: StrictStr  # normalizer: E[b], E[B], counts, base sha256
+    cvae_dir: StrictStr  # train_cvae: <variant>/seed<s>.pt
+    cvae_live: StrictStr  # train_cvae: dvclive/<variant>/seed<s>
+    eval_dir: StrictStr  # evaluate: <variant>/seed<s>/{examples.parquet,metrics.json}
+    reports_dir: StrictStr  # report: summary.md, tables, figures, metrics.json
 
 
-@dataclass(frozen=True)
-class DataParams:
-    """The synthetic world of SPEC §3."""
+class DataParams(Block):
+    """The synthetic world (docs/method.md#the-synthetic-world) and the size of each split."""
 
-    seed: int  # seed of the generator (each split gets its own stream)
-    vocab_size: int  # V content tokens (PAD, SEP and EOS come on top)
-    length_min: int  # x length L ~ Uniform{length_min..length_max}
-    length_max: int
-    transforms: tuple[str, ...]  # the K strategies y = f_s(x), in label order
-    shift: int  # offset k of the `shift` transform (y_t = x_t + k mod V)
+    seed: StrictInt  # seed of the generator (each split gets its own stream)
+    vocab_size: StrictInt  # V content tokens (PAD, SEP and EOS come on top)
+    length_min: Annotated[StrictInt, _rule(lambda v: v >= 1, "must be >= 1")]
+    length_max: StrictInt  # x length L ~ Uniform{length_min..length_max}
+    transforms: tuple[StrictStr, ...]  # the K strategies y = f_s(x), in label order
+    shift: StrictInt  # offset k of the `shift` transform (y_t = x_t + k mod V)
     prior: Literal["uniform", "x_dependent"]  # p(s | x)
-    prior_temperature: float  # temperature of the x_dependent prior (lower = more peaked)
-    noise: float  # probability that a y token is replaced by a uniform content token
-    n_train: int
-    n_val: int
-    n_test: int
+    prior_temperature: PositiveFloat  # temperature of the x_dependent prior (lower = peakier)
+    noise: Probability  # probability that a y token is replaced by a uniform content token
+    n_train: PositiveInt
+    n_val: PositiveInt
+    n_test: PositiveInt
 
-    def validate(self, path: str) -> None:
-        require(self.length_min >= 1, f"{path}.length_min", "must be >= 1", self.length_min)
-        require(
-            self.length_min <= self.length_max,
-            f"{path}.length_min",
-            f"must be <= {path}.length_max ({self.length_max})",
-            self.length_min,
-        )
+    @model_validator(mode="after")
+    def _consistent(self) -> DataParams:
+        errors = []
+        if self.length_min > self.length_max:
+            errors.append(
+                _fail(
+                    "length_min",
+                    f"must be <= data.length_max ({self.length_max})",
+                    self.length_min,
+                )
+            )
         k = len(self.transforms)
-        require(k >= 2, f"{path}.transforms", "needs at least 2 strategies (K >= 2)", k)
+        if k < 2:
+            errors.append(_fail("transforms", "needs at least 2 strategies (K >= 2)", k))
+        known = sorted(TRANSFORMS)
         for i, name in enumerate(self.transforms):
-            require(
-                name in TRANSFORMS,
-                f"{path}.transforms[{i}]",
-                f"must be one of {sorted(TRANSFORMS)}",
-                name,
-            )
-        require(
-            len(set(self.transforms)) == k,
-            f"{path}.transforms",
-            "must not repeat a transform",
-            list(self.transforms),
-        )
+            if name not in TRANSFORMS:
+                errors.append(_fail(f"transforms[{i}]", f"must be one of {known}", name))
+        if len(set(self.transforms)) != k:
+            errors.append(_fail("transforms", "must not repeat a transform", list(self.transforms)))
         need = min_vocab_size(self.transforms, self.shift)
-        require(
-            self.vocab_size >= need,
-            f"{path}.vocab_size",
-            f"must be >= {need} for these transforms",
-            self.vocab_size,
-        )
-        if "shift" in self.transforms:
-            require(
-                self.shift != 0,
-                f"{path}.shift",
-                "must be nonzero (0 makes `shift` a copy)",
-                self.shift,
+        if self.vocab_size < need:
+            errors.append(
+                _fail("vocab_size", f"must be >= {need} for these transforms", self.vocab_size)
             )
-        require(0.0 <= self.noise < 1.0, f"{path}.noise", "must be in [0, 1)", self.noise)
-        require(
-            self.prior_temperature > 0,
-            f"{path}.prior_temperature",
-            "must be > 0",
-            self.prior_temperature,
-        )
-        for name in ("n_train", "n_val", "n_test"):
-            value = getattr(self, name)
-            require(value > 0, f"{path}.{name}", "must be > 0", value)
-
-    def world(self) -> World:
-        return World(
-            vocab_size=self.vocab_size,
-            length_min=self.length_min,
-            length_max=self.length_max,
-            transforms=self.transforms,
-            shift=self.shift,
-            prior=self.prior,
-            prior_temperature=self.prior_temperature,
-            noise=self.noise,
-        )
+        if "shift" in self.transforms and self.shift == 0:
+            errors.append(_fail("shift", "must be nonzero (0 makes `shift` a copy)", self.shift))
+        if errors:
+            raise ValueError("\n".join(str(e) for e in errors))
+        return self
 
     def sizes(self) -> dict[str, int]:
         return {"train": self.n_train, "val": self.n_val, "test": self.n_test}
 
 
-@dataclass(frozen=True)
-class BaseParams:
-    """The frozen base model p_base(y | x) and how it is trained (SPEC §5)."""
+class TransformerConfig(Block):
+    """Architecture of the base LM and so of the CVAE decoder (docs/method.md#the-cvae)."""
 
-    seed: int
-    d_model: int
-    n_layers: int
-    n_heads: int
-    d_ff: int
-    dropout: float
-    lr: float  # peak AdamW learning rate
-    weight_decay: float
-    batch_size: int
-    max_steps: int  # hard cap on optimizer steps
-    warmup_steps: int  # linear warm-up, then cosine decay to min_lr_ratio * lr
-    min_lr_ratio: float
-    eval_every: int  # steps between validation passes
-    patience: int  # validation passes without improvement before stopping early
-    device: Device
-    threads: int  # torch intra-op threads (0 = leave torch's default)
+    d_model: PositiveInt
+    n_layers: PositiveInt
+    n_heads: PositiveInt
+    d_ff: PositiveInt
+    dropout: Probability
 
-    def validate(self, path: str) -> None:
-        for name in (
-            "d_model",
-            "n_layers",
-            "n_heads",
-            "d_ff",
-            "batch_size",
-            "max_steps",
-            "eval_every",
-            "patience",
-        ):
-            value = getattr(self, name)
-            require(value > 0, f"{path}.{name}", "must be > 0", value)
-        require(
-            self.d_model % self.n_heads == 0,
-            f"{path}.n_heads",
-            f"must divide d_model ({self.d_model})",
-            self.n_heads,
-        )
-        require(0.0 <= self.dropout < 1.0, f"{path}.dropout", "must be in [0, 1)", self.dropout)
-        require(self.lr > 0, f"{path}.lr", "must be > 0", self.lr)
-        require(self.weight_decay >= 0, f"{path}.weight_decay", "must be >= 0", self.weight_decay)
-        require(
-            0 <= self.warmup_steps <= self.max_steps,
-            f"{path}.warmup_steps",
-            "must be in [0, max_steps]",
-            self.warmup_steps,
-        )
-        require(
-            0.0 <= self.min_lr_ratio <= 1.0,
-            f"{path}.min_lr_ratio",
-            "must be in [0, 1]",
-            self.min_lr_ratio,
-        )
-        require(self.threads >= 0, f"{path}.threads", "must be >= 0", self.threads)
+    @model_validator(mode="after")
+    def _heads_divide(self) -> TransformerConfig:
+        if self.d_model % self.n_heads:
+            raise _fail("n_heads", f"must divide d_model ({self.d_model})", self.n_heads)
+        return self
 
 
-@dataclass(frozen=True)
-class SurprisalParams:
+class BaseParams(Block):
+    """The frozen base model p_base(y | x) and how it is trained."""
+
+    seed: StrictInt
+    model: TransformerConfig
+    lr: PositiveFloat  # peak AdamW learning rate
+    weight_decay: NonNegativeFloat
+    batch_size: PositiveInt
+    max_steps: PositiveInt  # hard cap on optimizer steps
+    warmup_steps: NonNegativeInt  # linear warm-up, then cosine decay to min_lr_ratio * lr
+    min_lr_ratio: UnitInterval
+    eval_every: PositiveInt  # steps between validation passes
+    patience: PositiveInt  # validation passes without improvement before stopping early
+
+    @model_validator(mode="after")
+    def _warmup_fits(self) -> BaseParams:
+        if self.warmup_steps > self.max_steps:
+            raise _fail("warmup_steps", "must be in [0, max_steps]", self.warmup_steps)
+        return self
+
+
+class SurprisalParams(Block):
     """Scoring every split with the frozen base."""
 
-    batch_size: int
-    device: Device
-    threads: int
-
-    def validate(self, path: str) -> None:
-        require(self.batch_size > 0, f"{path}.batch_size", "must be > 0", self.batch_size)
-        require(self.threads >= 0, f"{path}.threads", "must be >= 0", self.threads)
+    batch_size: PositiveInt
 
 
-@dataclass(frozen=True)
-class UnifiedParams:
-    """The unified aggregation family of SPEC §4.8 (used when a variant weights `unified`)."""
+class UnifiedParams(Block):
+    """The unified family (docs/method.md#unified), used when a variant weights `unified`."""
 
-    alpha: float = 0.0  # token weights ∝ (b_t + eps)^alpha: 0 uniform, 1 share, -1 inverse
-    gamma: float = 0.0  # example weights (b_i + eps)^-gamma: 0 absolute, 1 fractional
-    concentration: bool = False  # apply the concentration correction c_i
-    token_sum: bool = False  # token-sum instead of token-mean
-    eta: float = 0.0  # outer normalizer N^-eta
-
-
-WEIGHT_NAMES = (*RECON_TERMS, "unified")
+    alpha: StrictFloat = 0.0  # token weights ∝ (b_t + eps)^alpha: 0 uniform, 1 share, -1 inverse
+    gamma: StrictFloat = 0.0  # example weights (b_i + eps)^-gamma: 0 absolute, 1 fractional
+    concentration: StrictBool = False  # apply the concentration correction c_i
+    token_sum: StrictBool = False  # token-sum instead of token-mean
+    eta: StrictFloat = 0.0  # outer normalizer N^-eta
 
 
-@dataclass(frozen=True)
-class VariantParams:
-    """One reconstruction variant: the λ of each §4 term, and optional per-variant overrides."""
+class VariantParams(Block):
+    """One reconstruction variant: the λ of each term, and optional per-variant overrides.
 
-    weights: dict[str, float]
-    unified: UnifiedParams = field(default_factory=UnifiedParams)
-    beta: float | None = None  # overrides cvae.common.beta for this variant
-    free_bits: float | None = None  # overrides cvae.common.free_bits for this variant
+    The weight names are the keys of the term registry (`zgain.cvae.terms.TERMS`), checked
+    where the objective is built.
+    """
 
-    def validate(self, path: str) -> None:
-        for name, value in self.weights.items():
-            require(
-                name in WEIGHT_NAMES,
-                f"{path}.weights.{name}",
-                f"unknown weight (known: {', '.join(WEIGHT_NAMES)})",
-                name,
-            )
-            require(value >= 0, f"{path}.weights.{name}", "must be >= 0", value)
-        require(
-            any(v > 0 for v in self.weights.values()),
-            f"{path}.weights",
-            "needs at least one positive weight",
-            self.weights,
-        )
-        if self.beta is not None:
-            require(self.beta >= 0, f"{path}.beta", "must be >= 0", self.beta)
-        if self.free_bits is not None:
-            require(self.free_bits >= 0, f"{path}.free_bits", "must be >= 0", self.free_bits)
+    weights: dict[StrictStr, NonNegativeFloat]
+    unified: UnifiedParams = UnifiedParams()
+    beta: NonNegativeFloat | None = None  # overrides cvae.common.beta for this variant
+    free_bits: NonNegativeFloat | None = None  # overrides cvae.common.free_bits
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> VariantParams:
+        if not any(v > 0 for v in self.weights.values()):
+            raise _fail("weights", "needs at least one positive weight", self.weights)
+        return self
 
 
-@dataclass(frozen=True)
-class CommonCVAEParams:
-    """Settings shared by every CVAE variant (SPEC §4, §5)."""
+class CVAEConfig(Block):
+    """Latent size, encoder architecture, prior family and what of the decoder to freeze."""
 
-    latent_dim: int
-    encoder_layers: int
-    encoder_d_model: int
-    encoder_heads: int
+    latent_dim: PositiveInt
+    encoder_layers: PositiveInt
+    encoder_d_model: PositiveInt
+    encoder_heads: PositiveInt
     prior: Literal["standard", "conditional"]
     freeze_decoder: Literal["none", "all", "embeddings"]
-    lr: float
-    batch_size: int
-    steps: int
+
+    @model_validator(mode="after")
+    def _heads_divide(self) -> CVAEConfig:
+        if self.encoder_d_model % self.encoder_heads:
+            raise _fail(
+                "encoder_heads",
+                f"must divide encoder_d_model ({self.encoder_d_model})",
+                self.encoder_heads,
+            )
+        return self
+
+
+BetaSchedule = Literal["constant", "linear", "cyclical"]
+
+
+class CommonCVAEParams(Block):
+    """Settings shared by every CVAE variant (docs/method.md#the-loss-and-kl-schedules)."""
+
+    model: CVAEConfig
+    lr: PositiveFloat
+    batch_size: PositiveInt
+    steps: PositiveInt
+    beta: NonNegativeFloat
+    beta_schedule: BetaSchedule
+    warmup_steps: NonNegativeInt  # linear schedule: steps to reach beta
+    n_cycles: PositiveInt  # cyclical schedule: number of cycles over `steps`
+    ramp_fraction: Annotated[
+        StrictFloat, _rule(lambda v: 0.0 < v <= 1.0, "must be in (0, 1]")
+    ]  # cyclical schedule: share of each cycle spent ramping 0 -> beta
+    free_bits: NonNegativeFloat  # nats per latent dimension (0 disables)
+    bow_weight: NonNegativeFloat  # weight of the bag-of-words auxiliary loss (0 disables)
+    eps: PositiveFloat  # nats guarding divisions by surprisal
+    log_every: PositiveInt  # steps between dvclive points
+
+
+class ResolvedVariant(Block):
+    """A variant with cvae.common's β and free bits filled in where it does not override them."""
+
+    name: StrictStr
+    weights: dict[StrictStr, float]
+    unified: UnifiedParams
     beta: float
-    beta_schedule: Literal["constant", "linear", "cyclical"]
-    warmup_steps: int  # linear schedule: steps to reach beta
-    n_cycles: int  # cyclical schedule: number of cycles over `steps`
-    ramp_fraction: float  # cyclical schedule: share of each cycle spent ramping 0 -> beta
-    free_bits: float  # nats per latent dimension (0 disables)
-    bow_weight: float  # weight of the bag-of-words auxiliary loss (0 disables)
-    eps: float  # nats guarding divisions by surprisal
-    log_every: int  # steps between dvclive points
-    device: Device
-    threads: int
-
-    def validate(self, path: str) -> None:
-        for name in (
-            "latent_dim",
-            "encoder_layers",
-            "encoder_d_model",
-            "encoder_heads",
-            "batch_size",
-            "steps",
-            "n_cycles",
-            "log_every",
-        ):
-            value = getattr(self, name)
-            require(value > 0, f"{path}.{name}", "must be > 0", value)
-        require(
-            self.encoder_d_model % self.encoder_heads == 0,
-            f"{path}.encoder_heads",
-            f"must divide encoder_d_model ({self.encoder_d_model})",
-            self.encoder_heads,
-        )
-        require(self.lr > 0, f"{path}.lr", "must be > 0", self.lr)
-        require(self.beta >= 0, f"{path}.beta", "must be >= 0", self.beta)
-        require(self.warmup_steps >= 0, f"{path}.warmup_steps", "must be >= 0", self.warmup_steps)
-        require(
-            0.0 < self.ramp_fraction <= 1.0,
-            f"{path}.ramp_fraction",
-            "must be in (0, 1]",
-            self.ramp_fraction,
-        )
-        require(self.free_bits >= 0, f"{path}.free_bits", "must be >= 0", self.free_bits)
-        require(self.bow_weight >= 0, f"{path}.bow_weight", "must be >= 0", self.bow_weight)
-        require(self.eps > 0, f"{path}.eps", "must be > 0", self.eps)
-        require(self.threads >= 0, f"{path}.threads", "must be >= 0", self.threads)
+    free_bits: float
 
 
-@dataclass(frozen=True)
-class CVAEParams:
-    seeds: tuple[int, ...]  # every variant is trained once per seed
+class CVAEParams(Block):
+    seeds: tuple[StrictInt, ...]  # every variant is trained once per seed
     common: CommonCVAEParams
-    variants: dict[str, VariantParams]
+    variants: dict[StrictStr, VariantParams]
 
-    def validate(self, path: str) -> None:
-        require(len(self.seeds) > 0, f"{path}.seeds", "needs at least one seed", list(self.seeds))
-        require(
-            len(set(self.seeds)) == len(self.seeds),
-            f"{path}.seeds",
-            "must not repeat a seed",
-            list(self.seeds),
-        )
-        require(
-            len(self.variants) > 0, f"{path}.variants", "needs at least one variant", self.variants
-        )
+    @model_validator(mode="after")
+    def _consistent(self) -> CVAEParams:
+        errors = []
+        if not self.seeds:
+            errors.append(_fail("seeds", "needs at least one seed", list(self.seeds)))
+        if len(set(self.seeds)) != len(self.seeds):
+            errors.append(_fail("seeds", "must not repeat a seed", list(self.seeds)))
+        if not self.variants:
+            errors.append(_fail("variants", "needs at least one variant", self.variants))
+        if errors:
+            raise ValueError("\n".join(str(e) for e in errors))
+        return self
 
-    def variant(self, name: str) -> VariantParams:
+    def variant(self, name: str) -> ResolvedVariant:
+        """The variant `name` with its overrides resolved; ParamsError if there is none."""
         if name not in self.variants:
             raise ParamsError(
                 f"cvae.variants.{name}: no such variant (known: {', '.join(self.variants)})"
             )
-        return self.variants[name]
+        raw = self.variants[name]
+        return ResolvedVariant(
+            name=name,
+            weights=dict(raw.weights),
+            unified=raw.unified,
+            beta=self.common.beta if raw.beta is None else raw.beta,
+            free_bits=self.common.free_bits if raw.free_bits is None else raw.free_bits,
+        )
 
 
-@dataclass(frozen=True)
-class EvaluateParams:
-    """Test-split evaluation of one trained CVAE (SPEC §7)."""
+class EvaluateParams(Block):
+    """Test-split evaluation of one trained CVAE (docs/method.md#evaluation-quantities)."""
 
-    posterior_samples: int  # S samples of z ~ q(z|x,y) averaged into L_post
-    iw_samples: int  # K importance samples for log p̂_K(y|x)
-    batch_size: int
+    posterior_samples: PositiveInt  # S samples of z ~ q(z|x,y) averaged into L_post
+    iw_samples: PositiveInt  # K importance samples for log p̂_K(y|x)
+    batch_size: PositiveInt
     # a position "reveals the strategy" when the oracle's per-token information exceeds this
-    reveal_min_nats: float
-    probe_test_fraction: float
-    seed: int
-    device: Device
-    threads: int
-
-    def validate(self, path: str) -> None:
-        for name in ("posterior_samples", "iw_samples", "batch_size"):
-            value = getattr(self, name)
-            require(value > 0, f"{path}.{name}", "must be > 0", value)
-        require(
-            self.reveal_min_nats >= 0,
-            f"{path}.reveal_min_nats",
-            "must be >= 0",
-            self.reveal_min_nats,
-        )
-        require(
-            0 < self.probe_test_fraction < 1,
-            f"{path}.probe_test_fraction",
-            "must be in (0, 1)",
-            self.probe_test_fraction,
-        )
-        require(self.threads >= 0, f"{path}.threads", "must be >= 0", self.threads)
+    reveal_min_nats: NonNegativeFloat
+    probe_test_fraction: OpenUnit
+    seed: StrictInt
 
 
-@dataclass(frozen=True)
-class ReportParams:
+class ReportParams(Block):
     """Aggregation over seeds and the tables of `reports/`."""
 
-    confidence: float  # level of the bootstrap confidence intervals over seeds
-    n_resamples: int
-    seed: int
-    baseline_variant: str  # every variant is tested against this one (paired Wilcoxon)
-
-    def validate(self, path: str) -> None:
-        require(0 < self.confidence < 1, f"{path}.confidence", "must be in (0, 1)", self.confidence)
-        require(self.n_resamples > 0, f"{path}.n_resamples", "must be > 0", self.n_resamples)
+    confidence: OpenUnit  # level of the bootstrap confidence intervals over seeds
+    n_resamples: PositiveInt
+    seed: StrictInt
+    baseline_variant: StrictStr  # every variant is tested against this one (paired Wilcoxon)
 
 
-@dataclass(frozen=True)
-class Params:
+class Params(Block):
     paths: PathParams
     data: DataParams
     base: BaseParams
@@ -374,25 +327,115 @@ class Params:
     evaluate: EvaluateParams
     report: ReportParams
 
-    def validate(self, path: str) -> None:
-        require(
-            self.report.baseline_variant in self.cvae.variants,
-            "report.baseline_variant",
-            f"must name a variant in cvae.variants ({', '.join(self.cvae.variants)})",
-            self.report.baseline_variant,
-        )
+    @model_validator(mode="after")
+    def _baseline_is_a_variant(self) -> Params:
+        if self.report.baseline_variant not in self.cvae.variants:
+            known = ", ".join(self.cvae.variants)
+            raise ValueError(
+                f"@report.baseline_variant: must name a variant in cvae.variants ({known}), "
+                f"got {self.report.baseline_variant!r}"
+            )
+        return self
+
+
+# --- error messages ----------------------------------------------------------------------------
+
+_TYPE_RULES = {
+    "int_type": "must be an integer",
+    "float_type": "must be a number",
+    "bool_type": "must be a boolean",
+    "string_type": "must be a string",
+    "tuple_type": "must be a list",
+    "list_type": "must be a list",
+    "dict_type": "must be a mapping",
+    "model_type": "must be a mapping",
+    "model_attributes_type": "must be a mapping",
+}
+
+
+def _join(parts: tuple[Any, ...], *, indices: bool = True) -> str:
+    """A key path: `cvae.common.lr`, `data.transforms[1]` (list indices in brackets)."""
+    out = ""
+    for part in parts:
+        if indices and isinstance(part, int) and out:
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _block_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The params block that holds the key at `loc` (to list the keys it knows)."""
+    model: type[BaseModel] = Params
+    parts = list(loc[:-1])
+    while parts:
+        field = model.model_fields.get(parts.pop(0))
+        if field is None:
+            return None
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            model = annotation
+            continue
+        inner = getattr(annotation, "__args__", ())  # dict[str, Block]: skip the dict's key
+        if inner and isinstance(inner[-1], type) and issubclass(inner[-1], BaseModel) and parts:
+            parts.pop(0)
+            model = inner[-1]
+            continue
+        return None
+    return model
+
+
+def _format(error: dict[str, Any]) -> list[str]:
+    """One `<key path>: <rule>, got <value>` line per pydantic error (a few carry several)."""
+    loc = tuple(error["loc"])
+    kind = error["type"]
+    value = error.get("input")
+    if kind == "value_error":
+        lines = []
+        for line in str(error["ctx"]["error"]).splitlines():
+            if line.startswith("@"):  # a block validator: the path is relative to the block
+                rel, _, rest = line[1:].partition(": ")
+                lines.append(f"{_join((*loc, *rel.split('.')))}: {rest}")
+            else:
+                lines.append(f"{_join(loc) or '<root>'}: {line}")
+        return lines
+    if kind == "missing":
+        return [f"{_join(loc)}: missing required key"]
+    if kind == "extra_forbidden":
+        block = _block_at(loc)
+        known = ", ".join(sorted(block.model_fields)) if block else "?"
+        return [f"{_join(loc, indices=False)}: unknown key (known: {known})"]
+    if kind == "invalid_key":
+        return [f"{_join(loc, indices=False)}: key must be a string, got {loc[-1]!r}"]
+    if kind == "literal_error":
+        expected = error["ctx"]["expected"].replace(" or ", ", ")
+        return [f"{_join(loc)}: must be one of [{expected}], got {value!r}"]
+    if loc and loc[-1] == "[key]":
+        return [f"{_join(loc[:-1], indices=False)}: key must be a string, got {loc[-2]!r}"]
+    rule = _TYPE_RULES.get(kind, error["msg"])
+    return [f"{_join(loc) or '<root>'}: {rule}, got {value!r}"]
 
 
 def parse_params(raw: object) -> Params:
-    """Validate a parsed params mapping; raises `ParamsError` naming the first bad key."""
-    return load_dataclass(Params, raw)
+    """Validate a parsed params mapping; `ParamsError` lists every problem, one line each."""
+    try:
+        return Params.model_validate(raw)
+    except ValidationError as err:
+        lines = [line for error in err.errors() for line in _format(error)]
+        raise ParamsError(*dict.fromkeys(lines)) from None
+
+
+def read_yaml(path: str | Path) -> object:
+    """Parse YAML as DVC does (YAML 1.2: `2e-3` is a number); ParamsError naming the file."""
+    path = Path(path)
+    try:
+        return YAML(typ="safe", pure=True).load(path.read_text())
+    except YAMLError as err:
+        raise ParamsError(f"{path}: not valid YAML ({' '.join(str(err).split())})") from None
+    except OSError as err:
+        raise ParamsError(f"{path}: cannot be read ({err.strerror})") from None
 
 
 def load_params(path: str | Path = PARAMS_FILE) -> Params:
     """Read and validate `params.yaml` (the one place stages get their configuration)."""
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise ParamsError(f"{path}: not valid YAML ({err})") from err
-    return parse_params(raw)
+    return parse_params(read_yaml(path))

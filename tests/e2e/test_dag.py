@@ -81,9 +81,49 @@ def test_repro_builds_everything_then_is_clean(repo: Path) -> None:
     commit(repo, "baseline run")
 
 
+def changed_stages(repo: Path) -> set[str]:
+    """The stages `dvc status` reports as changed (before anything reruns)."""
+    return set(json.loads(sh(repo, "dvc", "status", "--json")))
+
+
+def edit_function(path: Path, name: str) -> None:
+    """Change the body of function `name` in `path` without changing what it does."""
+    text = path.read_text()
+    head = f"def {name}("
+    assert head in text, (path, name)
+    path.write_text(text.replace(head, f"def {name}(  # edited\n", 1))
+
+
+VARIANT_RUNS = {
+    f"{stage}@{v}-{s}"
+    for stage in ("train_cvae", "evaluate")
+    for v in ("token_mean", "token_share_cc")
+    for s in (0, 1)
+}
+
+
+def test_editing_a_reconstruction_term_changes_only_cvae_runs(repo: Path) -> None:
+    edit_function(repo / "src" / "zgain" / "cvae" / "terms.py", "token_share_cc")
+    changed = changed_stages(repo)
+    assert changed and changed <= VARIANT_RUNS | {"report"}
+    assert {s for s in changed if s.startswith("train_cvae@")} == {
+        s for s in VARIANT_RUNS if s.startswith("train_cvae@")
+    }
+    sh(repo, "git", "checkout", "--", "src")
+    assert changed_stages(repo) == set()
+
+
+def test_editing_an_evaluation_metric_changes_only_evaluation(repo: Path) -> None:
+    edit_function(repo / "src" / "zgain" / "evaluate" / "estimators.py", "spearman")
+    changed = changed_stages(repo)
+    assert changed == {s for s in VARIANT_RUNS if s.startswith("evaluate@")}
+    sh(repo, "git", "checkout", "--", "src")
+
+
 def test_report_code_edit_reruns_only_report(repo: Path) -> None:
-    report = repo / "src" / "zgain" / "report.py"
-    report.write_text(report.read_text() + "\n# edited\n")
+    figures = repo / "src" / "zgain" / "report" / "figures.py"
+    figures.write_text(figures.read_text() + "\n# edited\n")
+    assert changed_stages(repo) == {"report"}
     assert ran_stages(sh(repo, "dvc", "repro")) == {"report"}
     commit(repo, "edit report code")
 

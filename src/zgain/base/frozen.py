@@ -1,0 +1,83 @@
+"""The frozen contract: surprisal tables, normalizer and base checkpoint must share one sha256.
+
+Whatever reads the surprisal tables together with a base checkpoint goes through
+`load_frozen`, which stops with both hashes named when they differ.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from zgain.base.normalizer import Normalizer, load_normalizer
+from zgain.base.schema import EXAMPLES_SCHEMA, TOKENS_SCHEMA
+from zgain.core.errors import DataError
+from zgain.core.io import BASE_SHA_KEY, check_provenance, read_table, table_metadata
+from zgain.params import PathParams
+from zgain.world.splits import Split
+
+
+class FrozenSurprisal(NamedTuple):
+    """Base surprisal of one split aligned to the split's example order."""
+
+    surprisal: np.ndarray  # (N, T) float32 b_t, 0 off the mask
+    mask: np.ndarray  # (N, T) bool
+    normalizer: Normalizer
+    base_sha256: str
+
+
+def _aligned(tokens_path: Path, split: Split, width: int) -> tuple[np.ndarray, np.ndarray]:
+    table = read_table(tokens_path, TOKENS_SCHEMA)
+    wanted = pc.is_in(table["example_id"], value_set=pa.array(split.example_id))
+    table = table.filter(wanted)
+    ids = table["example_id"].to_numpy()
+    positions = table["position"].to_numpy().astype(np.int64)
+    order = np.argsort(split.example_id, kind="stable")
+    rows = order[
+        np.searchsorted(split.example_id, ids, sorter=order)
+    ]  # row of each token's example
+    if positions.size and positions.max() >= width:
+        raise DataError(
+            f"{tokens_path}: position {positions.max()} is outside the frame of width {width}"
+        )
+    surprisal = np.zeros((len(split), width), dtype=np.float32)
+    mask = np.zeros((len(split), width), dtype=bool)
+    values = table["surprisal"].to_numpy()
+    if not np.all(np.isfinite(values)) or np.any(values < 0):
+        bad = int(np.nonzero(~np.isfinite(values) | (values < 0))[0][0])
+        raise DataError(
+            f"{tokens_path}: surprisal of example {ids[bad]} at position {positions[bad]} is "
+            f"{values[bad]}; surprisal must be finite and >= 0"
+        )
+    surprisal[rows, positions] = values
+    mask[rows, positions] = True
+    expected = np.arange(width)[None, :] <= split.y_len[:, None]
+    if not np.array_equal(mask, expected):
+        bad = int(np.nonzero((mask != expected).any(axis=1))[0][0])
+        raise DataError(
+            f"{tokens_path}: tokens of example {split.example_id[bad]} do not cover its "
+            f"{split.y_len[bad] + 1} supervised positions "
+            "(the tables do not match the synthetic data)"
+        )
+    return surprisal, mask
+
+
+def load_frozen(paths: PathParams, split: Split, width: int) -> FrozenSurprisal:
+    """Surprisal of `split` plus the normalizer, after checking all three artefacts agree."""
+    tokens_path = Path(paths.surprisal_dir) / "tokens.parquet"
+    examples_path = Path(paths.surprisal_dir) / "examples.parquet"
+    sha = check_provenance(
+        str(tokens_path), table_metadata(tokens_path).get(BASE_SHA_KEY), paths.base_model
+    )
+    read_table(examples_path, EXAMPLES_SCHEMA, columns=["example_id"])
+    check_provenance(
+        str(examples_path), table_metadata(examples_path).get(BASE_SHA_KEY), paths.base_model
+    )
+    normalizer = load_normalizer(paths.normalizer)
+    check_provenance(paths.normalizer, normalizer.base_sha256, paths.base_model)
+    surprisal, mask = _aligned(tokens_path, split, width)
+    return FrozenSurprisal(surprisal, mask, normalizer, sha)

@@ -1,0 +1,165 @@
+"""The base LM p_base(y | x): a small causal Transformer over [x, SEP, y].
+
+docs/method.md#the-base-model-and-its-surprisal.
+
+`Block` is shared with the CVAE's encoders; the CVAE decoder is a copy of a `BaseLM`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from zgain.core.checkpoint import read_checkpoint, write_checkpoint
+from zgain.core.vocab import Vocab
+from zgain.params import TransformerConfig
+
+INIT_STD = 0.02
+"""Standard deviation of the GPT-2 style normal initialization of linear and embedding weights."""
+KIND_BASE = "base_lm"
+"""The "kind" of a base checkpoint."""
+
+
+def init_weights(module: nn.Module) -> None:
+    if isinstance(module, nn.Linear):
+        nn.init.normal_(module.weight, std=INIT_STD)
+        if module.bias is not None:
+            nn.init.zeros_(module.bias)
+    elif isinstance(module, nn.Embedding):
+        nn.init.normal_(module.weight, std=INIT_STD)
+
+
+class Block(nn.Module):
+    """A pre-LayerNorm Transformer block; causal for the LM, bidirectional for the encoders."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float, causal: bool) -> None:
+        super().__init__()
+        self.n_heads, self.dropout, self.causal = n_heads, dropout, causal
+        self.ln_attn = nn.LayerNorm(d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.attn_out = nn.Linear(d_model, d_model)
+        self.ln_mlp = nn.LayerNorm(d_model)
+        self.mlp = nn.Sequential(
+            nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model), nn.Dropout(dropout)
+        )
+        self.resid_drop = nn.Dropout(dropout)
+
+    def forward(self, h: Tensor, key_mask: Tensor | None = None) -> Tensor:
+        """h (B, S, D) -> (B, S, D); key_mask (B, S) bool marks keys that may be attended to.
+
+        Only bidirectional blocks take a key mask: a causal row always sees its own token.
+        """
+        if key_mask is not None and self.causal:
+            raise ValueError("a causal block takes no key mask")
+        batch, seq, width = h.shape
+        head = width // self.n_heads
+        q, k, v = self.qkv(self.ln_attn(h)).split(width, dim=2)  # each (B, S, D)
+        q, k, v = (t.view(batch, seq, self.n_heads, head).transpose(1, 2) for t in (q, k, v))
+        # q, k, v: (B, nh, S, hs)
+        attn_mask = None if key_mask is None else key_mask[:, None, None, :]  # (B, 1, 1, S)
+        attended = F.scaled_dot_product_attention(
+            q,
+            k,
+            v,
+            attn_mask=attn_mask,
+            dropout_p=self.dropout if self.training else 0.0,
+            is_causal=self.causal,
+        )  # (B, nh, S, hs)
+        attended = attended.transpose(1, 2).reshape(batch, seq, width)  # (B, S, D)
+        h = h + self.resid_drop(self.attn_out(attended))
+        return h + self.mlp(self.ln_mlp(h))
+
+
+def segment_positions(tokens: Tensor, vocab: Vocab) -> Tensor:
+    """Index of each token within its segment: x_j -> j, SEP -> 0, y_t -> t + 1. (B, S) int64.
+
+    Left padding puts x_j at an absolute position that depends on the x length, so copying
+    y_t = x_t would need the length first; this second position signal makes "the x token with
+    my index" a direct lookup. Leading PAD gets index 0; every sequence holds one SEP.
+    """
+    content = (tokens != vocab.pad).long()  # (B, S)
+    after_sep = (tokens == vocab.sep).long().cumsum(dim=1) > 0  # (B, S) True from SEP on
+    x_index = content.cumsum(dim=1) - 1  # (B, S) running count of x tokens before SEP
+    positions = torch.arange(tokens.shape[1], device=tokens.device)[None, :]  # (1, S)
+    sep_at = torch.where(tokens == vocab.sep, positions, tokens.shape[1]).min(dim=1).values  # (B,)
+    y_index = positions - sep_at[:, None]  # (B, S)
+    return torch.where(after_sep, y_index, x_index.clamp(min=0))
+
+
+class BaseLM(nn.Module):
+    """A small GPT-style causal LM over [x, SEP, y] with an additive input-embedding offset.
+
+    Inputs are embedded as token + absolute position + position within the segment.
+    """
+
+    def __init__(self, config: TransformerConfig, vocab: Vocab, max_len: int) -> None:
+        super().__init__()
+        if max_len < 1:
+            raise ValueError(f"max_len: must be >= 1, got {max_len}")
+        self.config, self.vocab, self.max_len = config, vocab, max_len
+        self.tok_emb = nn.Embedding(vocab.size, config.d_model)
+        self.pos_emb = nn.Embedding(max_len, config.d_model)
+        self.seg_emb = nn.Embedding(max_len, config.d_model)
+        self.emb_drop = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(
+            Block(config.d_model, config.n_heads, config.d_ff, config.dropout, causal=True)
+            for _ in range(config.n_layers)
+        )
+        self.ln_f = nn.LayerNorm(config.d_model)
+        self.head = nn.Linear(config.d_model, vocab.size)
+        self.apply(init_weights)
+
+    def forward(self, tokens: Tensor, embed_offset: Tensor | None = None) -> Tensor:
+        """tokens (B, S) int64 -> logits (B, S, V).
+
+        embed_offset (B, D) or (B, S, D) is added to the input embedding at every position:
+        the point where the CVAE injects z. None leaves the LM z-free.
+        """
+        seq = tokens.shape[1]
+        if seq > self.max_len:
+            raise ValueError(f"sequence length {seq} exceeds max_len={self.max_len}")
+        positions = torch.arange(seq, device=tokens.device)  # (S,)
+        segments = segment_positions(tokens, self.vocab).clamp(max=self.max_len - 1)
+        h = self.tok_emb(tokens) + self.pos_emb(positions) + self.seg_emb(segments)  # (B, S, D)
+        if embed_offset is not None:
+            h = h + (embed_offset[:, None, :] if embed_offset.dim() == 2 else embed_offset)
+        h = self.emb_drop(h)
+        for block in self.blocks:
+            h = block(h)
+        return self.head(self.ln_f(h))  # (B, S, V)
+
+    def checkpoint_config(self) -> dict[str, Any]:
+        """The plain-dict config that rebuilds this model (what a checkpoint stores)."""
+        return {
+            "vocab_size": self.vocab.size,
+            "max_len": self.max_len,
+            "model": self.config.model_dump(),
+        }
+
+    @classmethod
+    def from_checkpoint_config(cls, config: dict[str, Any]) -> BaseLM:
+        """A freshly initialized model of the architecture `checkpoint_config` describes."""
+        return cls(
+            TransformerConfig(**config["model"]),
+            Vocab.from_size(config["vocab_size"]),
+            config["max_len"],
+        )
+
+
+def save_base(path: str | Path, model: BaseLM, extra: dict[str, Any] | None = None) -> None:
+    """Atomically write the base checkpoint (weights, config, `extra` plain values)."""
+    write_checkpoint(path, KIND_BASE, model.checkpoint_config(), model, extra)
+
+
+def load_base(path: str | Path) -> BaseLM:
+    """The BaseLM saved at `path`, on CPU, in eval mode."""
+    payload = read_checkpoint(path, KIND_BASE)
+    # Building draws random initial weights; keep the caller's RNG stream untouched.
+    with torch.random.fork_rng(devices=[]):
+        model = BaseLM.from_checkpoint_config(payload["config"])
+    model.load_state_dict(payload["state_dict"])
+    return model.eval()

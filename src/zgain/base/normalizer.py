@@ -1,0 +1,60 @@
+"""The global normalizer N = E[b] (and N_seq = E[B]) over the train split.
+
+docs/method.md#the-base-model-and-its-surprisal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pyarrow.compute as pc
+
+from zgain.base.schema import EXAMPLES_SCHEMA
+from zgain.core.errors import DataError
+from zgain.core.io import BASE_SHA_KEY, read_json, read_table, table_metadata
+
+NORMALIZER_SPLIT = "train"
+
+
+@dataclass(frozen=True)
+class Normalizer:
+    mean_surprisal: float  # N = E[b] over train examples, nats per token
+    mean_surprisal_sum: float  # N_seq = E[B] over train examples, nats per sequence
+    n_examples: int
+    n_tokens: int
+    split: str
+    base_sha256: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def compute_normalizer(examples_path: str | Path) -> Normalizer:
+    """E[b] and E[B] over the train rows of `examples.parquet`; other splits are ignored."""
+    table = read_table(examples_path, EXAMPLES_SCHEMA)
+    sha = table_metadata(examples_path).get(BASE_SHA_KEY)
+    if sha is None:
+        raise DataError(f"{examples_path}: records no base checkpoint sha256 (key {BASE_SHA_KEY})")
+    train = table.filter(pc.equal(table["split"], NORMALIZER_SPLIT))
+    if train.num_rows == 0:
+        raise DataError(f"{examples_path}: no rows with split == {NORMALIZER_SPLIT!r}")
+    return Normalizer(
+        mean_surprisal=pc.mean(train["surprisal_mean"]).as_py(),
+        mean_surprisal_sum=pc.mean(train["surprisal_sum"]).as_py(),
+        n_examples=train.num_rows,
+        n_tokens=int(pc.sum(train["n_tokens"]).as_py()),
+        split=NORMALIZER_SPLIT,
+        base_sha256=sha,
+    )
+
+
+def load_normalizer(path: str | Path) -> Normalizer:
+    raw = read_json(path)
+    try:
+        normalizer = Normalizer(**raw)
+    except TypeError as err:
+        raise DataError(f"{path}: not a normalizer file ({err})") from err
+    if not normalizer.mean_surprisal > 0:
+        raise DataError(f"{path}: mean_surprisal must be > 0, got {normalizer.mean_surprisal}")
+    return normalizer

@@ -1,0 +1,153 @@
+"""Atomic writes, checked Parquet and JSON reads, and provenance checks.
+
+Every table the pipeline writes has its schema beside the code that produces it; readers check
+the file against it here, so a corrupted, truncated or mismatched file fails with its path and
+the problem (docs/method.md#the-base-model-and-its-surprisal for the provenance contract).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from zgain.core.errors import DataError, ProvenanceError
+
+BASE_SHA_KEY = "zgain.base_sha256"  # Parquet metadata key: sha256 of the base checkpoint used
+COMPRESSION = "zstd"
+_CHUNK = 1 << 20  # bytes read at a time when hashing
+FILE_MODE = 0o644  # outputs are meant to be shared
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; move it into place only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.chmod(tmp, FILE_MODE)  # mkstemp creates 0600; outputs are meant to be shared
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def run_dir(root: str | Path, variant: str, seed: int) -> Path:
+    """`<root>/<variant>/seed<seed>`: where one (variant, seed) run keeps its files."""
+    return Path(root) / variant / f"seed{seed}"
+
+
+def write_json(obj: object, path: str | Path) -> None:
+    """Write `obj` as indented JSON, atomically; NaN is refused (it is not JSON)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n")
+
+
+def read_json(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: file not found")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise DataError(f"{path}: not valid JSON ({err})") from err
+
+
+def write_table(
+    table: pa.Table, path: str | Path, schema: pa.Schema, metadata: Mapping[str, str] | None = None
+) -> None:
+    """Write `table` as zstd Parquet with exactly `schema`'s columns, atomically."""
+    if table.schema.names != schema.names:
+        raise DataError(
+            f"{path}: columns {table.schema.names} do not match the schema {schema.names}"
+        )
+    table = table.cast(schema).replace_schema_metadata(
+        {k: str(v) for k, v in (metadata or {}).items()}
+    )
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression=COMPRESSION)
+
+
+def read_table(path: str | Path, schema: pa.Schema, columns: list[str] | None = None) -> pa.Table:
+    """Read a Parquet file and check it has `schema` (names and types); raise `DataError` if not."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: file not found")
+    try:
+        found = pq.read_schema(path)
+        table = pq.read_table(path, columns=columns)
+    except (pa.ArrowException, OSError) as err:
+        raise DataError(f"{path}: not a readable Parquet file ({err})") from err
+    for name in schema.names:
+        if name not in found.names:
+            raise DataError(f"{path}: missing column {name!r} (found {found.names})")
+        expected, actual = schema.field(name).type, found.field(name).type
+        if expected != actual:
+            raise DataError(f"{path}: column {name!r} has type {actual}, expected {expected}")
+    extra = sorted(set(found.names) - set(schema.names))
+    if extra:
+        raise DataError(f"{path}: unexpected columns {extra}")
+    return table
+
+
+def table_metadata(path: str | Path) -> dict[str, str]:
+    """The key/value metadata of a Parquet file, decoded."""
+    raw = pq.read_schema(path).metadata or {}
+    return {k.decode(): v.decode() for k, v in raw.items()}
+
+
+def sha256_file(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def check_provenance(what: str, recorded: str | None, checkpoint: str | Path) -> str:
+    """Stop unless `recorded` (the sha256 `what` claims) is the sha256 of `checkpoint`."""
+    actual = sha256_file(checkpoint)
+    if recorded is None:
+        raise ProvenanceError(f"{what}: records no base checkpoint sha256 (key {BASE_SHA_KEY})")
+    if recorded != actual:
+        raise ProvenanceError(
+            f"{what} was computed with base checkpoint sha256 {recorded}, "
+            f"but {checkpoint} has sha256 {actual}: rerun the surprisal stage"
+        )
+    return actual
+
+
+def list_array(padded: np.ndarray, lengths: np.ndarray) -> pa.ListArray:
+    """Variable-length rows from a right-padded (N, L) array and its lengths (N,)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    keep = np.arange(padded.shape[1])[None, :] < lengths[:, None]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(padded[keep]))
+
+
+def padded(
+    column: pa.ChunkedArray | pa.ListArray, pad: float, width: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Inverse of `list_array`: (N, width) right-padded with `pad`, and the lengths (N,)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    lengths = np.asarray(column.value_lengths().to_numpy(zero_copy_only=False), dtype=np.int64)
+    values = column.flatten().to_numpy(zero_copy_only=False)
+    width = int(lengths.max(initial=0)) if width is None else width
+    if lengths.max(initial=0) > width:
+        raise DataError(f"a row has {lengths.max()} entries, more than the frame width {width}")
+    out = np.full((len(lengths), width), pad, dtype=values.dtype if values.size else np.float64)
+    keep = np.arange(width)[None, :] < lengths[:, None]
+    out[keep] = values
+    return out, lengths

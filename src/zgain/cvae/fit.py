@@ -1,0 +1,104 @@
+"""Training one CVAE variant: its objective on an entangled-initialized decoder.
+
+docs/method.md#the-cvae and docs/method.md#the-loss-and-kl-schedules.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+from tqdm import tqdm
+
+from zgain.core.environment import autocast_context, check_finite
+from zgain.core.nll import token_nll
+from zgain.core.sequences import SeqBatch, minibatches, select, target_frame
+from zgain.core.tracking import LogFn
+from zgain.cvae.diagnostics import posterior_usage
+from zgain.cvae.model import CVAE, kl_diag_gaussians, reparameterize
+from zgain.cvae.objective import LossTerms, Objective, bow_loss
+
+MONITOR_EXAMPLES = 512  # validation examples whose posterior means give the active-unit count
+
+
+def batch_loss(
+    model: CVAE,
+    part: SeqBatch,
+    surprisal: Tensor,
+    objective: Objective,
+    step: int,
+    *,
+    max_x_len: int,
+    generator: torch.Generator | None,
+) -> tuple[LossTerms, Tensor]:
+    """The loss terms of one batch with z ~ q(z|x,y); also returns the KL per dimension (B, D)."""
+    mu_q, logvar_q = model.posterior(part.encoder_input)
+    mu_p, logvar_p = model.prior(part.prior_input)
+    z = reparameterize(mu_q, logvar_q, generator)
+    logits = target_frame(model.decode(part.decoder_input, z), max_x_len)  # (B, T, V)
+    nll = token_nll(logits.float(), part.targets, part.mask)  # (B, T)
+    kl_per_dim = kl_diag_gaussians(
+        mu_q.float(), logvar_q.float(), mu_p.float(), logvar_p.float()
+    )  # (B, D)
+    bow = (
+        bow_loss(model.bow_logits(z).float(), part.targets, part.mask)
+        if objective.common.bow_weight > 0
+        else None
+    )
+    terms = objective.loss(nll, surprisal, part.mask, kl_per_dim, step, bow)
+    return terms, kl_per_dim
+
+
+def fit_cvae(
+    model: CVAE,
+    train: SeqBatch,
+    surprisal: Tensor,
+    monitor: SeqBatch,
+    objective: Objective,
+    *,
+    seed: int,
+    max_x_len: int,
+    device: torch.device,
+    log: LogFn,
+) -> dict[str, float]:
+    """Adam on the variant's loss for `common.steps` steps; returns the last logged values.
+
+    surprisal (N, T) is the frozen base b_t of `train`, row-aligned. Any non-finite term stops
+    training with `NonFiniteLossError` naming the step and the term.
+    """
+    common = objective.common
+    model.to(device).train()
+    surprisal = surprisal.to(device)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.Adam(params, lr=common.lr)
+    generator = torch.Generator().manual_seed(seed)
+    noise = torch.Generator(device=device).manual_seed(seed)
+    batches = minibatches(train.targets.shape[0], common.batch_size, generator)
+    last: dict[str, float] = {}
+    for step in tqdm(range(common.steps), desc="train_cvae", unit="step", mininterval=2.0):
+        index = next(batches)
+        part = select(train, index).to(device)
+        with autocast_context(device):
+            terms, kl_per_dim = batch_loss(
+                model,
+                part,
+                surprisal[index.to(device)],
+                objective,
+                step,
+                max_x_len=max_x_len,
+                generator=noise,
+            )
+        values = terms.as_floats()
+        check_finite(step, values)
+        optimizer.zero_grad(set_to_none=True)
+        terms.total.backward()
+        optimizer.step()
+        if (step + 1) % common.log_every == 0 or step + 1 == common.steps:
+            kl_dims = kl_per_dim.detach().mean(dim=0).tolist()
+            last = {
+                **values,
+                **{f"kl_dim_{j}": v for j, v in enumerate(kl_dims)},
+                **posterior_usage(model, monitor, device),
+            }
+            log(step + 1, last)
+    model.eval()
+    return last

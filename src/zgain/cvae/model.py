@@ -1,0 +1,169 @@
+"""The CVAE built on a copy of the base LM (docs/method.md#the-cvae).
+
+The decoder starts as an exact copy of the base LM plus a z-injection whose weight and bias are
+zero, so at step 0 it reproduces every base surprisal exactly (entangled initialization). The
+posterior and the conditional prior are small bidirectional encoders built from the same
+`Block` as the decoder.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from zgain.base.model import BaseLM, Block, init_weights
+from zgain.core.checkpoint import read_checkpoint, write_checkpoint
+from zgain.core.vocab import Vocab
+from zgain.params import CVAEConfig
+
+FF_MULT = 4
+"""Feed-forward width of an encoder block, as a multiple of its model width."""
+LOGVAR_MIN, LOGVAR_MAX = -10.0, 10.0
+"""Range log sigma^2 is clamped to, so exp(logvar) neither overflows nor underflows."""
+KIND_CVAE = "cvae"
+"""The "kind" of a CVAE checkpoint."""
+
+
+class GaussianEncoder(nn.Module):
+    """A bidirectional encoder: tokens -> mean-pooled non-PAD states -> (mu, logvar)."""
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        max_len: int,
+        cfg: CVAEConfig,
+        dropout: float,
+        zero_output: bool,
+    ) -> None:
+        super().__init__()
+        width = cfg.encoder_d_model
+        self.pad = vocab.pad
+        self.tok_emb = nn.Embedding(vocab.size, width)
+        self.pos_emb = nn.Embedding(max_len, width)
+        self.emb_drop = nn.Dropout(dropout)
+        self.blocks = nn.ModuleList(
+            Block(width, cfg.encoder_heads, FF_MULT * width, dropout, causal=False)
+            for _ in range(cfg.encoder_layers)
+        )
+        self.ln_f = nn.LayerNorm(width)
+        self.out = nn.Linear(width, 2 * cfg.latent_dim)
+        self.apply(init_weights)
+        if zero_output:
+            # A conditional prior starts as N(0, I), the standard prior.
+            nn.init.zeros_(self.out.weight)
+            nn.init.zeros_(self.out.bias)
+
+    def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
+        """tokens (B, S) int64 -> mu (B, Dz), logvar (B, Dz) float32, logvar clamped."""
+        keep = tokens != self.pad  # (B, S); SEP is never PAD, so no row is empty
+        positions = torch.arange(tokens.shape[1], device=tokens.device)  # (S,)
+        h = self.emb_drop(self.tok_emb(tokens) + self.pos_emb(positions))  # (B, S, D)
+        for block in self.blocks:
+            h = block(h, key_mask=keep)
+        h = self.ln_f(h)
+        weights = keep.unsqueeze(-1).to(h.dtype)  # (B, S, 1)
+        pooled = (h * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)  # (B, D)
+        mu, logvar = self.out(pooled).float().chunk(2, dim=-1)  # each (B, Dz)
+        return mu, logvar.clamp(LOGVAR_MIN, LOGVAR_MAX)
+
+
+def reparameterize(mu: Tensor, logvar: Tensor, generator: torch.Generator | None = None) -> Tensor:
+    """z = mu + sigma * eps with eps ~ N(0, I); mu, logvar (B, Dz) -> z (B, Dz)."""
+    eps = torch.randn(mu.shape, generator=generator, device=mu.device, dtype=mu.dtype)
+    return mu + torch.exp(0.5 * logvar.clamp(LOGVAR_MIN, LOGVAR_MAX)) * eps
+
+
+def kl_diag_gaussians(mu_q: Tensor, logvar_q: Tensor, mu_p: Tensor, logvar_p: Tensor) -> Tensor:
+    """KL(q ‖ p) between diagonal Gaussians, per dimension, in nats (≥ 0).
+
+    All inputs (B, D) (or broadcastable to it), log-variances in log nats² -> (B, D).
+    """
+    log_ratio = logvar_q - logvar_p  # log σ_q² / σ_p²
+    # expm1(r) − r ≥ 0 keeps the variance part exact near r = 0, where exp(r) − 1 − r cancels.
+    variance_part = torch.expm1(log_ratio) - log_ratio
+    mean_part = (mu_q - mu_p).square() * torch.exp(-logvar_p)
+    # The clamp only removes rounding below 0: the true value is never negative.
+    return (0.5 * (variance_part + mean_part)).clamp_min(0.0)
+
+
+class CVAE(nn.Module):
+    """Decoder p(y|x,z) = copy of the base + zero-initialized z-injection; q(z|x,y); p(z|x)."""
+
+    reparameterize = staticmethod(reparameterize)
+
+    def __init__(self, base: BaseLM, cfg: CVAEConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.vocab = base.vocab
+        self.decoder = copy.deepcopy(base)
+        self.z_injection = nn.Linear(cfg.latent_dim, base.config.d_model)
+        # Zero weight and bias: the decoder's logits equal the base's for every z at step 0.
+        nn.init.zeros_(self.z_injection.weight)
+        nn.init.zeros_(self.z_injection.bias)
+        # The encoder reads [x, SEP, y, EOS], one slot longer than the decoder's input.
+        encoder_len = base.max_len + 1
+        dropout = base.config.dropout
+        self.posterior_encoder = GaussianEncoder(
+            self.vocab, encoder_len, cfg, dropout, zero_output=False
+        )
+        self.prior_encoder = (
+            GaussianEncoder(self.vocab, encoder_len, cfg, dropout, zero_output=True)
+            if cfg.prior == "conditional"
+            else None
+        )
+        self.bow_head = nn.Linear(cfg.latent_dim, self.vocab.n_content)
+        init_weights(self.bow_head)
+        self._apply_freeze()
+
+    def _apply_freeze(self) -> None:
+        # Set every flag explicitly: the caller's base may itself have been frozen.
+        train_all = self.cfg.freeze_decoder == "none"
+        for param in self.decoder.parameters():
+            param.requires_grad_(train_all)
+        if self.cfg.freeze_decoder == "embeddings":
+            for name, param in self.decoder.named_parameters():
+                param.requires_grad_(not name.startswith(("tok_emb.", "pos_emb.")))
+
+    def posterior(self, encoder_input: Tensor) -> tuple[Tensor, Tensor]:
+        """q(z|x,y): encoder_input (B, X+1+T) -> mu, logvar (B, Dz)."""
+        return self.posterior_encoder(encoder_input)
+
+    def prior(self, prior_input: Tensor) -> tuple[Tensor, Tensor]:
+        """p(z|x): prior_input (B, X+1) -> mu, logvar (B, Dz); zeros for the standard prior."""
+        if self.prior_encoder is None:
+            zeros = torch.zeros(
+                prior_input.shape[0], self.cfg.latent_dim, device=prior_input.device
+            )
+            return zeros, zeros.clone()
+        return self.prior_encoder(prior_input)
+
+    def decode(self, decoder_input: Tensor, z: Tensor) -> Tensor:
+        """p(y|x,z): decoder_input (B, X+T), z (B, Dz) -> logits (B, X+T, V)."""
+        return self.decoder(decoder_input, embed_offset=self.z_injection(z))
+
+    def bow_logits(self, z: Tensor) -> Tensor:
+        """Bag-of-words logits over content tokens: z (B, Dz) -> (B, n_content)."""
+        return self.bow_head(z)
+
+    def checkpoint_config(self) -> dict[str, Any]:
+        """The plain-dict config that rebuilds this model (what a checkpoint stores)."""
+        return {"base": self.decoder.checkpoint_config(), "cvae": self.cfg.model_dump()}
+
+
+def save_cvae(path: str | Path, model: CVAE, extra: dict[str, Any] | None = None) -> None:
+    """Atomically write the CVAE checkpoint (weights, config, `extra` plain values)."""
+    write_checkpoint(path, KIND_CVAE, model.checkpoint_config(), model, extra)
+
+
+def load_cvae(path: str | Path) -> tuple[CVAE, dict[str, Any]]:
+    """The CVAE saved at `path` (on CPU, eval mode, freeze flags reapplied) and its payload."""
+    payload = read_checkpoint(path, KIND_CVAE)
+    with torch.random.fork_rng(devices=[]):
+        base = BaseLM.from_checkpoint_config(payload["config"]["base"])
+        model = CVAE(base, CVAEConfig(**payload["config"]["cvae"]))
+    model.load_state_dict(payload["state_dict"])
+    return model.eval(), payload

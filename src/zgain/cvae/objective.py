@@ -1,0 +1,245 @@
+"""The CVAE objective: R (the variant's weighted terms) + β(step)·KL_fb + λ_bow·BoW.
+
+docs/method.md#the-loss-and-kl-schedules. Tensors in, tensors out: every function is pure,
+keeps no state and reduces no earlier than its docstring says. All losses are costs (≥ 0, to
+minimise) in nats. Shapes: B examples, T positions, V vocabulary, D latent dimensions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import get_args
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from zgain.core.errors import ParamsError
+from zgain.core.nll import PLACEHOLDER_TARGET
+from zgain.cvae.terms import TERMS, TermBatch, unknown_weights
+from zgain.params import BetaSchedule, CommonCVAEParams, ResolvedVariant, UnifiedParams
+
+BETA_SCHEDULES: tuple[str, ...] = get_args(BetaSchedule)
+
+
+def free_bits_kl(kl_per_dim: Tensor, free_bits: float) -> Tensor:
+    """Free-bits KL Σ_j max(λ_fb, mean_b KL_bj) (Kingma et al. 2016), nats, scalar.
+
+    kl_per_dim (B, D) nats; free_bits λ_fb ≥ 0 nats per dimension (0 → plain batch-mean KL).
+    A dimension below the floor contributes exactly λ_fb and receives no gradient.
+    """
+    if free_bits < 0:
+        raise ValueError(f"free_bits must be >= 0, got {free_bits}")
+    return kl_per_dim.mean(dim=0).clamp_min(free_bits).sum()
+
+
+def beta_at(
+    step: int,
+    *,
+    schedule: BetaSchedule,
+    beta: float,
+    warmup_steps: int,
+    n_cycles: int,
+    ramp_fraction: float,
+    total_steps: int,
+) -> float:
+    """KL weight β at an optimisation step, a pure function of the step.
+
+    constant: β. linear: β·min(1, step / warmup_steps) (warmup_steps = 0 → β). cyclical
+    (Fu et al. 2019): total_steps split into n_cycles equal cycles; in each, β ramps linearly
+    0 → β over the first ramp_fraction of the cycle, then holds; from total_steps on it holds β.
+    Arguments a schedule does not use are not checked.
+    """
+    if schedule not in BETA_SCHEDULES:
+        raise ValueError(f"schedule must be one of {BETA_SCHEDULES}, got {schedule!r}")
+    if step < 0:
+        raise ValueError(f"step must be >= 0, got {step}")
+    if beta < 0:
+        raise ValueError(f"beta must be >= 0, got {beta}")
+    if schedule == "constant":
+        return beta
+    if schedule == "linear":
+        if warmup_steps < 0:
+            raise ValueError(f"warmup_steps must be >= 0, got {warmup_steps}")
+        if warmup_steps == 0:
+            return beta
+        return beta * min(1.0, step / warmup_steps)
+    if n_cycles < 1:
+        raise ValueError(f"n_cycles must be >= 1, got {n_cycles}")
+    if total_steps < n_cycles:
+        raise ValueError(f"total_steps must be >= n_cycles ({n_cycles}), got {total_steps}")
+    if not 0 < ramp_fraction <= 1:
+        raise ValueError(f"ramp_fraction must be in (0, 1], got {ramp_fraction}")
+    if step >= total_steps:
+        return beta
+    # Position within the cycle in units of total_steps / n_cycles, kept integer so that each
+    # cycle starts at exactly 0.
+    position = (step * n_cycles) % total_steps
+    return beta * min(1.0, position / (ramp_fraction * total_steps))
+
+
+def bow_loss(bow_logits: Tensor, targets: Tensor, mask: Tensor) -> Tensor:
+    """Bag-of-words NLL −Σ_t log softmax(bow_logits)[y_t] over content targets, in nats.
+
+    bow_logits (B, V_content), targets (B, T) int64, mask (B, T) bool -> (B,). Only supervised
+    positions whose target is a content id (< V_content) count; EOS and PAD ids lie above it.
+    """
+    n_content = bow_logits.shape[-1]
+    content = mask & (targets >= 0) & (targets < n_content)  # (B, T)
+    log_probs = F.log_softmax(bow_logits, dim=-1)  # (B, V_content)
+    safe_targets = torch.where(content, targets, PLACEHOLDER_TARGET)
+    target_log_probs = log_probs.gather(1, safe_targets)  # (B, T)
+    return -torch.where(content, target_log_probs, 0.0).sum(dim=1)
+
+
+@dataclass(frozen=True)
+class LossTerms:
+    """Every scalar of the CVAE loss, all costs (≥ 0) in nats, logged under these names.
+
+    total = recon + beta·kl_fb + λ_bow·bow. kl is the raw batch-mean KL summed over dimensions,
+    kl_fb its free-bits form (the one in total); bow is the batch-mean BoW NLL (0 when absent);
+    terms holds every registered term unweighted, logged as recon_<name>; recon is their
+    λ-combination.
+    """
+
+    total: Tensor
+    recon: Tensor
+    kl: Tensor
+    kl_fb: Tensor
+    bow: Tensor
+    beta: Tensor
+    terms: dict[str, Tensor]
+
+    def named(self) -> dict[str, Tensor]:
+        """{logged name: scalar tensor}."""
+        fixed = ("total", "recon", "kl", "kl_fb", "bow", "beta")
+        return {
+            **{name: getattr(self, name) for name in fixed},
+            **{f"recon_{name}": value for name, value in self.terms.items()},
+        }
+
+    def as_floats(self) -> dict[str, float]:
+        """{logged name: value}, read back from the device in one transfer."""
+        named = self.named()
+        values = torch.stack([t.detach().to(torch.float64).reshape(()) for t in named.values()])
+        return dict(zip(named, values.tolist(), strict=True))
+
+
+def reconstruction(terms: Mapping[str, Tensor], weights: Mapping[str, float]) -> Tensor:
+    """R = Σ_k λ_k · term_k over the registry's terms, a scalar tensor.
+
+    Names missing from weights count as λ = 0; terms with λ = 0 are skipped (so a non-finite
+    unused term cannot poison R). Unknown names raise ValueError.
+    """
+    unknown = unknown_weights(dict(weights))
+    if unknown:
+        raise ValueError(f"unknown reconstruction weight(s) {unknown}; expected {list(TERMS)}")
+    total = next(iter(terms.values())).new_zeros(())
+    for name, value in terms.items():
+        weight = weights.get(name, 0.0)
+        if weight != 0.0:
+            total = total + weight * value
+    return total
+
+
+def loss_terms(
+    nll: Tensor,
+    surprisal: Tensor,
+    mask: Tensor,
+    *,
+    weights: Mapping[str, float],
+    normalizer: float,
+    eps: float,
+    kl_per_dim: Tensor,
+    beta: float,
+    free_bits: float,
+    bow: Tensor | None = None,
+    bow_weight: float = 0.0,
+    unified: UnifiedParams | None = None,
+) -> LossTerms:
+    """The full loss R + β·KL_fb + λ_bow·mean(BoW) and its parts.
+
+    nll, surprisal (B, T) nats, mask (B, T) bool, kl_per_dim (B, D) nats, bow (B,) nats or None;
+    weights are the λ of the registered terms (`zgain.cvae.terms.TERMS`), beta the current β
+    (see beta_at), unified the settings of the `unified` term.
+    """
+    if beta < 0:
+        raise ValueError(f"beta must be >= 0, got {beta}")
+    if bow_weight < 0:
+        raise ValueError(f"bow_weight must be >= 0, got {bow_weight}")
+    if bow is None and bow_weight != 0:
+        raise ValueError(f"bow_weight is {bow_weight} but no bow loss was given")
+    negative = sorted(name for name, value in weights.items() if value < 0)
+    if negative:
+        raise ValueError(f"weights must be >= 0, got {negative} < 0")
+    batch = TermBatch(nll, surprisal, mask, normalizer, eps, unified or UnifiedParams())
+    terms = {name: fn(batch) for name, fn in TERMS.items()}
+    recon = reconstruction(terms, weights)
+    kl = kl_per_dim.sum(dim=1).mean()
+    kl_fb = free_bits_kl(kl_per_dim, free_bits)
+    bow_mean = recon.new_zeros(()) if bow is None else bow.mean()
+    total = recon + beta * kl_fb
+    if bow_weight != 0:
+        total = total + bow_weight * bow_mean
+    return LossTerms(total, recon, kl, kl_fb, bow_mean, recon.new_tensor(beta), terms)
+
+
+def weight_errors(variant: str, weights: Mapping[str, float]) -> list[str]:
+    """One params error line per weight name of `variant` that is not a registered term."""
+    known = ", ".join(TERMS)
+    return [
+        f"cvae.variants.{variant}.weights.{name}: unknown weight (known: {known}), got {name!r}"
+        for name in unknown_weights(dict(weights))
+    ]
+
+
+@dataclass(frozen=True)
+class Objective:
+    """Everything the loss needs besides the batch: the variant's λ and β, the normalizer."""
+
+    common: CommonCVAEParams
+    variant: ResolvedVariant
+    normalizer: float  # N = E[b] over the train split
+
+    def __post_init__(self) -> None:
+        lines = weight_errors(self.variant.name, self.variant.weights)
+        if lines:
+            raise ParamsError(*lines)
+
+    def beta_at(self, step: int) -> float:
+        c = self.common
+        return beta_at(
+            step,
+            schedule=c.beta_schedule,
+            beta=self.variant.beta,
+            warmup_steps=c.warmup_steps,
+            n_cycles=c.n_cycles,
+            ramp_fraction=c.ramp_fraction,
+            total_steps=c.steps,
+        )
+
+    def loss(
+        self,
+        nll: Tensor,
+        surprisal: Tensor,
+        mask: Tensor,
+        kl_per_dim: Tensor,
+        step: int,
+        bow: Tensor | None,
+    ) -> LossTerms:
+        """The variant's loss terms of one batch at optimisation step `step`."""
+        return loss_terms(
+            nll,
+            surprisal,
+            mask,
+            weights=self.variant.weights,
+            normalizer=self.normalizer,
+            eps=self.common.eps,
+            kl_per_dim=kl_per_dim,
+            beta=self.beta_at(step),
+            free_bits=self.variant.free_bits,
+            bow=bow,
+            bow_weight=self.common.bow_weight,
+            unified=self.variant.unified,
+        )

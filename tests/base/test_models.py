@@ -1,0 +1,117 @@
+"""Facts about the base LM: config checks, causality, the embedding offset, checkpoints, devices.
+
+The CVAE built on it is tested in tests/cvae/test_cvae_model.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from zgain.base.model import KIND_BASE, BaseLM, load_base, save_base
+from zgain.core.checkpoint import read_checkpoint, write_checkpoint
+from zgain.core.environment import autocast_context, resolve_device
+from zgain.core.errors import DataError, ParamsError
+from zgain.core.io import sha256_file
+from zgain.core.sequences import SeqBatch, pack
+from zgain.core.vocab import Vocab
+from zgain.params import TransformerConfig
+
+VOCAB = Vocab(n_content=6)
+MAX_X, MAX_Y = 5, 4
+SEQ_LEN = MAX_X + MAX_Y + 1  # decoder input length X + T
+
+
+def _base_config(dropout: float = 0.0) -> TransformerConfig:
+    return TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32, dropout=dropout)
+
+
+def _make_base(seed: int = 0) -> BaseLM:
+    torch.manual_seed(seed)
+    return BaseLM(_base_config(), VOCAB, SEQ_LEN).eval()
+
+
+def _batch(seed: int = 1, batch_size: int = 4) -> SeqBatch:
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randint(0, VOCAB.n_content, (batch_size, MAX_X), generator=gen)
+    y = torch.randint(0, VOCAB.n_content, (batch_size, MAX_Y), generator=gen)
+    x_len = torch.randint(1, MAX_X + 1, (batch_size,), generator=gen)
+    y_len = torch.randint(0, MAX_Y + 1, (batch_size,), generator=gen)
+    return pack(x, x_len, y, y_len, vocab=VOCAB, max_x_len=MAX_X, max_y_len=MAX_Y)
+
+
+def test_configs_reject_invalid_values() -> None:
+    with pytest.raises(ValueError, match="d_model"):
+        TransformerConfig(d_model=10, n_layers=1, n_heads=3, d_ff=8, dropout=0.0)
+    with pytest.raises(ValueError, match="dropout"):
+        _base_config(dropout=1.0)
+    with pytest.raises(ValueError, match="max_len"):
+        BaseLM(_base_config(), VOCAB, 0)
+
+
+def test_base_is_causal() -> None:
+    base = _make_base()
+    tokens = _batch().decoder_input
+    changed = tokens.clone()
+    cut = 6
+    changed[:, cut:] = (changed[:, cut:] + 1) % VOCAB.size
+    before, after = base(tokens), base(changed)
+    assert torch.equal(before[:, :cut], after[:, :cut])
+    assert not torch.allclose(before[:, cut:], after[:, cut:])
+
+
+def test_embed_offset_shapes_agree() -> None:
+    base = _make_base()
+    tokens = _batch().decoder_input
+    offset = torch.randn(tokens.shape[0], base.config.d_model)
+    per_position = offset[:, None, :].expand(-1, tokens.shape[1], -1)
+    assert torch.equal(base(tokens, offset), base(tokens, per_position))
+    assert not torch.allclose(base(tokens, offset), base(tokens))
+
+
+def test_checkpoint_round_trip_gives_identical_logits(tmp_path: Path) -> None:
+    base = _make_base()
+    batch = _batch()
+
+    save_base(tmp_path / "base.pt", base, extra={"note": "x"})
+    rng_before = torch.get_rng_state()
+    loaded = load_base(tmp_path / "base.pt")
+    assert torch.equal(torch.get_rng_state(), rng_before)
+
+    assert torch.equal(loaded(batch.decoder_input), base(batch.decoder_input))
+    assert loaded.checkpoint_config() == base.checkpoint_config()
+    assert read_checkpoint(tmp_path / "base.pt", KIND_BASE)["note"] == "x"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base.pt"]
+
+
+def test_wrong_kind_and_bad_arguments_raise(tmp_path: Path) -> None:
+    base = _make_base()
+    other = tmp_path / "other.pt"
+    write_checkpoint(other, "other", base.checkpoint_config(), base)
+    with pytest.raises(DataError, match=str(other)):
+        load_base(other)
+    path = tmp_path / "base.pt"
+    save_base(path, base)
+    with pytest.raises(ValueError, match="reserved"):
+        save_base(tmp_path / "b.pt", base, extra={"kind": "other"})
+    # The stored config is the model's own, so it always describes the weights it sits beside.
+    assert read_checkpoint(path, KIND_BASE)["config"] == base.checkpoint_config()
+
+
+def test_sha256_file(tmp_path: Path) -> None:
+    path = tmp_path / "data.bin"
+    path.write_bytes(b"abc")
+    expected = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert sha256_file(path) == expected
+
+
+def test_devices() -> None:
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device("auto").type in {"cuda", "mps", "cpu"}
+    if not torch.cuda.is_available():
+        with pytest.raises(ParamsError, match="cuda"):
+            resolve_device("cuda")
+    with autocast_context(torch.device("cpu")):
+        assert not torch.is_autocast_enabled("cpu")

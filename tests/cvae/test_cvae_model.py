@@ -1,0 +1,225 @@
+"""Facts about the CVAE: entangled init, freezing, priors, posterior, checkpoints.
+
+See docs/method.md#the-cvae. The base LM it is built on is tested in tests/base/test_models.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from zgain.base.model import BaseLM, save_base
+from zgain.core.checkpoint import read_checkpoint
+from zgain.core.errors import DataError
+from zgain.core.sequences import SeqBatch, pack, target_frame
+from zgain.core.vocab import Vocab
+from zgain.cvae.model import (
+    CVAE,
+    KIND_CVAE,
+    LOGVAR_MAX,
+    LOGVAR_MIN,
+    load_cvae,
+    reparameterize,
+    save_cvae,
+)
+from zgain.params import CVAEConfig, TransformerConfig
+
+VOCAB = Vocab(n_content=6)
+MAX_X, MAX_Y = 5, 4
+SEQ_LEN = MAX_X + MAX_Y + 1  # decoder input length X + T
+LATENT = 3
+EXACT = 1e-6
+
+
+def _base_config(dropout: float = 0.0) -> TransformerConfig:
+    return TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32, dropout=dropout)
+
+
+def _cvae_config(**overrides: object) -> CVAEConfig:
+    fields = {
+        "latent_dim": LATENT,
+        "encoder_layers": 1,
+        "encoder_d_model": 8,
+        "encoder_heads": 2,
+        "prior": "standard",
+        "freeze_decoder": "none",
+    } | overrides
+    return CVAEConfig(**fields)  # type: ignore[arg-type]
+
+
+def _make_base(seed: int = 0) -> BaseLM:
+    torch.manual_seed(seed)
+    return BaseLM(_base_config(), VOCAB, SEQ_LEN).eval()
+
+
+def _make_cvae(seed: int = 0, **overrides: object) -> tuple[BaseLM, CVAE]:
+    base = _make_base(seed)
+    return base, CVAE(base, _cvae_config(**overrides))
+
+
+def _batch(seed: int = 1, batch_size: int = 4) -> SeqBatch:
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randint(0, VOCAB.n_content, (batch_size, MAX_X), generator=gen)
+    y = torch.randint(0, VOCAB.n_content, (batch_size, MAX_Y), generator=gen)
+    x_len = torch.randint(1, MAX_X + 1, (batch_size,), generator=gen)
+    y_len = torch.randint(0, MAX_Y + 1, (batch_size,), generator=gen)
+    return pack(x, x_len, y, y_len, vocab=VOCAB, max_x_len=MAX_X, max_y_len=MAX_Y)
+
+
+def _elbo_loss(model: CVAE, seed: int = 2) -> torch.Tensor:
+    """Token-mean NLL with z from the posterior plus KL to the prior: a loss that needs z."""
+    batch = _batch()
+    mu, logvar = model.posterior(batch.encoder_input)
+    prior_mu, prior_logvar = model.prior(batch.prior_input)
+    z = reparameterize(mu, logvar, torch.Generator().manual_seed(seed))
+    logits = target_frame(model.decode(batch.decoder_input, z), MAX_X)  # (B, T, V)
+    nll = F.cross_entropy(logits.transpose(1, 2), batch.targets, reduction="none")  # (B, T)
+    recon = (nll * batch.mask).sum() / batch.mask.sum()
+    kl = 0.5 * (
+        prior_logvar - logvar + (logvar.exp() + (mu - prior_mu) ** 2) / prior_logvar.exp() - 1
+    )
+    return recon + kl.sum(dim=1).mean()
+
+
+def _state(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+
+def test_configs_reject_invalid_values() -> None:
+    with pytest.raises(ValueError, match="prior"):
+        _cvae_config(prior="flow")
+    with pytest.raises(ValueError, match="latent_dim"):
+        _cvae_config(latent_dim=0)
+    with pytest.raises(ValueError, match="encoder_heads"):
+        _cvae_config(encoder_d_model=8, encoder_heads=3)
+
+
+def test_entangled_init_reproduces_base_logits_for_every_z() -> None:
+    base, model = _make_cvae()
+    model.eval()
+    tokens = _batch().decoder_input
+    reference = base(tokens)
+    for seed in range(4):
+        z = torch.randn(tokens.shape[0], LATENT, generator=torch.Generator().manual_seed(seed))
+        assert (model.decode(tokens, 10.0 * z) - reference).abs().max() <= EXACT
+
+
+def test_one_step_trains_the_injection_and_leaves_the_base_untouched() -> None:
+    base = _make_base()
+    base_before = _state(base)
+    model = CVAE(base, _cvae_config())
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    _elbo_loss(model).backward()
+    optimizer.step()
+    assert model.z_injection.weight.abs().max() > 0
+    assert all(torch.equal(v, base_before[k]) for k, v in base.state_dict().items())
+    decoder_moved = any(
+        not torch.equal(v, base_before[k]) for k, v in model.decoder.state_dict().items()
+    )
+    assert decoder_moved
+
+
+def test_freeze_all_trains_only_injection_and_encoder() -> None:
+    _, model = _make_cvae(freeze_decoder="all")
+    _elbo_loss(model).backward()
+    assert all(p.grad is None and not p.requires_grad for p in model.decoder.parameters())
+    assert model.z_injection.weight.grad is not None
+    assert model.z_injection.weight.grad.abs().max() > 0
+    encoder_grads = [p.grad for p in model.posterior_encoder.parameters()]
+    assert all(g is not None for g in encoder_grads)
+    assert any(g.abs().max() > 0 for g in encoder_grads if g is not None)
+
+
+def test_freeze_embeddings_freezes_only_embeddings() -> None:
+    _, model = _make_cvae(freeze_decoder="embeddings")
+    frozen = {n for n, p in model.decoder.named_parameters() if not p.requires_grad}
+    assert frozen == {"tok_emb.weight", "pos_emb.weight"}
+
+
+def test_freeze_none_trains_a_frozen_callers_base() -> None:
+    base = _make_base().requires_grad_(False)
+    model = CVAE(base, _cvae_config(freeze_decoder="none"))
+    assert all(p.requires_grad for p in model.parameters())
+    assert not any(p.requires_grad for p in base.parameters())
+
+
+def test_priors_start_at_standard_normal() -> None:
+    batch = _batch()
+    for prior in ("standard", "conditional"):
+        _, model = _make_cvae(prior=prior)
+        mu, logvar = model.prior(batch.prior_input)
+        assert mu.shape == logvar.shape == (batch.prior_input.shape[0], LATENT)
+        assert torch.equal(mu, torch.zeros_like(mu))
+        assert torch.equal(logvar, torch.zeros_like(logvar))
+
+
+def test_posterior_shapes_and_logvar_clamp() -> None:
+    _, model = _make_cvae()
+    batch = _batch()
+    with torch.no_grad():
+        model.posterior_encoder.out.bias.fill_(1e3)
+    mu, logvar = model.posterior(batch.encoder_input)
+    assert mu.shape == (batch.encoder_input.shape[0], LATENT)
+    assert logvar.max() <= LOGVAR_MAX and logvar.min() >= LOGVAR_MIN
+    assert torch.isfinite(reparameterize(mu, logvar)).all()
+    assert model.bow_logits(mu).shape == (mu.shape[0], VOCAB.n_content)
+
+
+def test_reparameterize_is_seeded_and_centered() -> None:
+    mu, logvar = torch.full((2, LATENT), 3.0), torch.full((2, LATENT), -200.0)
+    z_a = reparameterize(mu, logvar, torch.Generator().manual_seed(5))
+    z_b = CVAE.reparameterize(mu, logvar, torch.Generator().manual_seed(5))
+    assert torch.equal(z_a, z_b)
+    # logvar below the range is clamped: sigma = exp(LOGVAR_MIN / 2), not exp(-100).
+    eps = torch.randn(mu.shape, generator=torch.Generator().manual_seed(5))
+    assert torch.allclose(z_a, mu + torch.exp(torch.tensor(0.5 * LOGVAR_MIN)) * eps)
+
+
+def test_same_seed_same_init_and_outputs() -> None:
+    (_, first), (_, second) = _make_cvae(seed=7), _make_cvae(seed=7)
+    first_state, second_state = _state(first), _state(second)
+    assert first_state.keys() == second_state.keys()
+    assert all(torch.equal(v, second_state[k]) for k, v in first_state.items())
+    losses = [_elbo_loss(m) for m in (first, second)]
+    assert torch.equal(losses[0], losses[1])
+    _, other = _make_cvae(seed=8)
+    assert not torch.equal(_state(other)["decoder.head.weight"], first_state["decoder.head.weight"])
+
+
+def test_checkpoint_round_trip_gives_identical_logits(tmp_path: Path) -> None:
+    _, model = _make_cvae(prior="conditional")
+    _elbo_loss(model).backward()
+    torch.optim.SGD(model.parameters(), lr=0.1).step()
+    model.eval()
+    batch = _batch()
+    z = torch.randn(batch.decoder_input.shape[0], LATENT)
+
+    save_cvae(tmp_path / "cvae.pt", model, extra={"base_sha256": "abc"})
+    rng_before = torch.get_rng_state()
+    loaded, payload = load_cvae(tmp_path / "cvae.pt")
+    assert torch.equal(torch.get_rng_state(), rng_before)
+
+    assert torch.equal(loaded.decode(batch.decoder_input, z), model.decode(batch.decoder_input, z))
+    assert torch.equal(loaded.prior(batch.prior_input)[0], model.prior(batch.prior_input)[0])
+    assert payload["base_sha256"] == "abc"
+    assert read_checkpoint(tmp_path / "cvae.pt", KIND_CVAE)["base_sha256"] == "abc"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cvae.pt"]
+
+
+def test_wrong_kind_and_bad_arguments_raise(tmp_path: Path) -> None:
+    base, model = _make_cvae()
+    path = tmp_path / "base.pt"
+    save_base(path, base)
+    with pytest.raises(DataError, match=str(path)):
+        load_cvae(path)
+    with pytest.raises(ValueError, match="reserved"):
+        save_cvae(tmp_path / "c.pt", model, extra={"kind": "other"})
+    # save_cvae takes no config of its own: the one stored is the model's, so it always
+    # describes the weights beside it and rebuilds the same architecture.
+    save_cvae(tmp_path / "c.pt", model)
+    stored = read_checkpoint(tmp_path / "c.pt", KIND_CVAE)["config"]
+    assert stored == model.checkpoint_config()
+    assert stored["base"] == base.checkpoint_config()

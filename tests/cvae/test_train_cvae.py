@@ -1,0 +1,247 @@
+"""Facts about CVAE training (docs/method.md#the-cvae) and the `train_cvae` stage."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+from conftest import REPO_ROOT, tiny_params_raw
+
+from stages import train_cvae
+from zgain.base.frozen import FrozenSurprisal, load_frozen
+from zgain.base.model import load_base
+from zgain.core.checkpoint import read_checkpoint
+from zgain.core.environment import setup_torch
+from zgain.core.errors import NonFiniteLossError, ParamsError
+from zgain.core.io import run_dir
+from zgain.core.nll import token_nll
+from zgain.core.sequences import SeqBatch, minibatches, select, target_frame
+from zgain.cvae.fit import fit_cvae
+from zgain.cvae.model import CVAE, KIND_CVAE, load_cvae
+from zgain.cvae.objective import Objective
+from zgain.cvae.terms import TERMS
+from zgain.params import CommonCVAEParams, CVAEParams, Params, ResolvedVariant, parse_params
+from zgain.world.packed import load_packed
+from zgain.world.synthetic import World
+
+LOGGED = ["total", "recon", "kl", "kl_fb", "bow", "beta", *(f"recon_{name}" for name in TERMS)]
+
+CPU = torch.device("cpu")
+ENTANGLED_TOL = 1e-5  # nats
+LATENT_SCALES = (0.0, 1.0, 10.0, 1e3)  # z drawn as scale · N(0, I): includes very large z
+TRAIN_STEPS = 40
+WINDOW = 10  # logged steps averaged at the start and at the end of training
+SMALL_LR = 3e-4
+MONITOR_EXAMPLES = 64
+SEED = 0
+NAN_ROW = 5  # train example whose first token surprisal is set to NaN
+
+
+def _default_variants() -> dict[str, ResolvedVariant]:
+    """cvae.variants of the repository's params.yaml (one per row of the term table), resolved."""
+    cvae = CVAEParams.model_validate(
+        yaml.safe_load((REPO_ROOT / "params.yaml").read_text())["cvae"]
+    )
+    return {name: cvae.variant(name) for name in cvae.variants}
+
+
+DEFAULT_VARIANTS = _default_variants()
+
+
+def _copy_inputs(params: Params, dest: Path) -> Params:
+    """The inputs of train_cvae copied under `dest` (no CVAE runs), with params for the copy."""
+    root = Path(os.path.commonpath(list(params.paths.model_dump().values())))
+    shutil.copytree(root, dest)
+    copy = parse_params(tiny_params_raw(dest))
+    for produced in (copy.paths.cvae_dir, copy.paths.cvae_live, copy.paths.eval_dir):
+        shutil.rmtree(produced, ignore_errors=True)
+    return copy
+
+
+def _train_inputs(params: Params) -> tuple[SeqBatch, FrozenSurprisal, SeqBatch]:
+    world = World.from_params(params.data)
+    split, train = load_packed(params.paths.synthetic_dir, "train", world)
+    _, val = load_packed(params.paths.synthetic_dir, "val", world)
+    frozen = load_frozen(params.paths, split, world.n_targets)
+    return train, frozen, select(val, slice(0, MONITOR_EXAMPLES))
+
+
+def _fresh_cvae(params: Params, common: CommonCVAEParams, seed: int = SEED) -> CVAE:
+    setup_torch(seed, device="cpu", threads=1)
+    return CVAE(load_base(params.paths.base_model), common.model)
+
+
+def _fit(
+    params: Params,
+    common: CommonCVAEParams,
+    variant: ResolvedVariant,
+    surprisal: torch.Tensor | None = None,
+) -> tuple[CVAE, list[dict[str, float]]]:
+    train, frozen, monitor = _train_inputs(params)
+    model = _fresh_cvae(params, common)
+    logged: list[dict[str, float]] = []
+    fit_cvae(
+        model,
+        train,
+        torch.from_numpy(frozen.surprisal) if surprisal is None else surprisal,
+        monitor,
+        Objective(common, variant, frozen.normalizer.mean_surprisal),
+        seed=SEED,
+        max_x_len=params.data.length_max,
+        device=CPU,
+        log=lambda step, values: logged.append({"step": step, **values}),
+    )
+    return model, logged
+
+
+def _short_common(params: Params, **overrides: object) -> CommonCVAEParams:
+    fields = {"steps": TRAIN_STEPS, "log_every": 1, "lr": SMALL_LR} | overrides
+    return params.cvae.common.model_copy(update=fields)
+
+
+def test_the_default_variants_are_the_seven_rows_of_the_term_table():
+    weights = {name: dict(v.weights) for name, v in DEFAULT_VARIANTS.items()}
+    assert sorted(w for ws in weights.values() for w in ws) == sorted(
+        ["mean", "sum", "dist", "ex", "tok", "cc", "inv"]
+    )
+    assert all(list(ws.values()) == [1.0] for ws in weights.values())
+
+
+def test_entangled_init_reproduces_the_base_surprisal_for_any_z(tiny_pipeline):
+    params = tiny_pipeline
+    train, frozen, _ = _train_inputs(params)
+    model = _fresh_cvae(params, params.cvae.common).eval()
+    rows = slice(0, 128)
+    part = select(train, rows)
+    stored = torch.from_numpy(frozen.surprisal[rows]).double()
+    generator = torch.Generator().manual_seed(SEED)
+    for scale in LATENT_SCALES:
+        z = scale * torch.randn(part.targets.shape[0], model.cfg.latent_dim, generator=generator)
+        with torch.no_grad():
+            logits = target_frame(model.decode(part.decoder_input, z), params.data.length_max)
+        nll = token_nll(logits.double(), part.targets, part.mask)
+        assert torch.equal(part.mask, torch.from_numpy(frozen.mask[rows]))
+        assert (nll - stored).abs().max().item() <= ENTANGLED_TOL, f"z scale {scale}"
+
+
+@pytest.mark.parametrize("name", list(DEFAULT_VARIANTS))
+def test_training_lowers_the_loss_of_every_default_variant(tiny_pipeline, name):
+    """The mean `total` of the last logged steps is below that of the first ones.
+
+    β is held constant: under a warm-up schedule `total` is not one fixed objective (β·KL grows
+    with the step by construction), whereas with constant β it is the very quantity Adam descends.
+    """
+    common = _short_common(tiny_pipeline, beta_schedule="constant")
+    _, logged = _fit(tiny_pipeline, common, DEFAULT_VARIANTS[name])
+    assert [entry["step"] for entry in logged] == list(range(1, TRAIN_STEPS + 1))
+    totals = np.array([entry["total"] for entry in logged])
+    assert totals[-WINDOW:].mean() < totals[:WINDOW].mean()
+
+
+def test_training_is_deterministic_for_a_fixed_seed(tiny_pipeline):
+    common = _short_common(tiny_pipeline, steps=8, log_every=4)
+    variant = DEFAULT_VARIANTS["token_share_cc"]
+    first, first_log = _fit(tiny_pipeline, common, variant)
+    second, second_log = _fit(tiny_pipeline, common, variant)
+    assert first_log == second_log
+    first_state, second_state = first.state_dict(), second.state_dict()
+    assert first_state.keys() == second_state.keys()
+    for key, value in first_state.items():
+        assert torch.equal(value, second_state[key]), key
+    # Training moved the z-injection away from its zero init, so the equality is not vacuous.
+    assert first.z_injection.weight.abs().max().item() > 0
+
+
+def test_a_nan_surprisal_stops_training_naming_the_step_and_a_term(tiny_pipeline):
+    common = _short_common(tiny_pipeline)
+    _, frozen, _ = _train_inputs(tiny_pipeline)
+    surprisal = torch.from_numpy(frozen.surprisal.copy())
+    surprisal[NAN_ROW, 0] = float("nan")
+    # The first step whose minibatch holds the poisoned row is the one that must be named.
+    batches = minibatches(
+        surprisal.shape[0], common.batch_size, torch.Generator().manual_seed(SEED)
+    )
+    bad_step = next(step for step, index in enumerate(batches) if NAN_ROW in index.tolist())
+    assert bad_step < common.steps
+    with pytest.raises(NonFiniteLossError) as err:
+        _fit(tiny_pipeline, common, DEFAULT_VARIANTS["token_share_cc"], surprisal=surprisal)
+    message = str(err.value)
+    assert f"step {bad_step}:" in message
+    assert any(f"'{term}'" in message for term in LOGGED)
+
+
+def test_stage_writes_the_checkpoint_and_dvclive_metrics(tiny_pipeline, tmp_path):
+    params = _copy_inputs(tiny_pipeline, tmp_path / "copy")
+    variant, seed = next(iter(params.cvae.variants)), params.cvae.seeds[0]
+    last = train_cvae.run(params, variant, seed)
+    checkpoint = run_dir(params.paths.cvae_dir, variant, seed).with_suffix(".pt")
+    assert checkpoint == Path(params.paths.cvae_dir) / variant / f"seed{seed}.pt"
+    payload = read_checkpoint(checkpoint, KIND_CVAE)
+    assert payload["variant"] == variant
+    assert payload["seed"] == seed
+    world = World.from_params(params.data)
+    frozen_sha = load_frozen(
+        params.paths,
+        load_packed(params.paths.synthetic_dir, "train", world)[0],
+        world.n_targets,
+    ).base_sha256
+    assert payload["base_sha256"] == frozen_sha
+    assert isinstance(load_cvae(checkpoint)[0], CVAE)
+    assert not list(checkpoint.parent.glob("*.tmp"))
+
+    metrics = json.loads(
+        (run_dir(params.paths.cvae_live, variant, seed) / "metrics.json").read_text()
+    )
+    assert set(LOGGED) <= set(metrics)
+    assert metrics["step"] == params.cvae.common.steps
+    assert metrics["environment"]["device"] == "cpu"
+    assert metrics["environment"]["threads"] >= 1
+    for term in LOGGED:
+        assert metrics[term] == pytest.approx(last[term])
+
+
+def test_a_failed_stage_leaves_no_checkpoint_and_no_temp_file(tiny_pipeline, tmp_path, monkeypatch):
+    params = _copy_inputs(tiny_pipeline, tmp_path / "copy")
+    variant, seed = next(iter(params.cvae.variants)), params.cvae.seeds[0]
+
+    def diverge(*args: object, **kwargs: object) -> dict[str, float]:
+        raise NonFiniteLossError("step 3: loss term 'total' is nan; training stopped")
+
+    monkeypatch.setattr(train_cvae, "fit_cvae", diverge)
+    with pytest.raises(NonFiniteLossError):
+        train_cvae.run(params, variant, seed)
+    checkpoint = run_dir(params.paths.cvae_dir, variant, seed).with_suffix(".pt")
+    assert not checkpoint.exists()
+    cvae_dir = Path(params.paths.cvae_dir)
+    leftovers = [p for p in cvae_dir.rglob("*") if p.is_file()] if cvae_dir.exists() else []
+    assert leftovers == []
+
+
+def test_an_unknown_weight_name_stops_the_objective_naming_the_key(tiny_pipeline):
+    variant = DEFAULT_VARIANTS["token_mean"].model_copy(update={"weights": {"mena": 1.0}})
+    with pytest.raises(ParamsError) as err:
+        Objective(tiny_pipeline.cvae.common, variant, 1.0)
+    known = ", ".join(TERMS)
+    assert err.value.lines == (
+        f"cvae.variants.token_mean.weights.mena: unknown weight (known: {known}), got 'mena'",
+    )
+
+
+def test_the_run_records_the_device_and_threads_it_used(tiny_pipeline, tmp_path, monkeypatch):
+    params = _copy_inputs(tiny_pipeline, tmp_path / "copy")
+    variant, seed = next(iter(params.cvae.variants)), params.cvae.seeds[0]
+    monkeypatch.setenv("ZGAIN_THREADS", "1")
+    train_cvae.run(params, variant, seed, device="cpu")
+    metrics = json.loads(
+        (run_dir(params.paths.cvae_live, variant, seed) / "metrics.json").read_text()
+    )
+    assert metrics["environment"]["threads"] == 1
+    assert metrics["environment"]["device"] == "cpu"
+    assert metrics["environment"]["dtype"] == "float32"
+    assert metrics["environment"]["torch_version"] == torch.__version__
