@@ -6,9 +6,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
-from zgain.params import DataParams
+from zgain.base.model import BaseLM
+from zgain.core.sequences import SeqBatch, pack
+from zgain.core.vocab import Vocab
+from zgain.params import DataParams, TransformerConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Stage modules (`stages/*.py`) live beside the package, not inside it.
@@ -87,3 +91,29 @@ def tiny_runs(tiny_pipeline):
             train_cvae.run(params, variant, seed)
             evaluate.run(params, variant, seed)
     return params
+
+
+# --- a tiny model and batch for model tests (tests/base, tests/cvae) -------------------------
+
+MODEL_VOCAB = Vocab(n_content=6)
+MODEL_MAX_X, MODEL_MAX_Y = 5, 4
+MODEL_SEQ_LEN = MODEL_MAX_X + MODEL_MAX_Y + 1  # decoder input length X + T
+
+
+def small_base_config(dropout: float = 0.0) -> TransformerConfig:
+    return TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32, dropout=dropout)
+
+
+def make_small_base(seed: int = 0) -> BaseLM:
+    torch.manual_seed(seed)
+    return BaseLM(small_base_config(), MODEL_VOCAB, MODEL_SEQ_LEN).eval()
+
+
+def random_batch(seed: int = 1, batch_size: int = 4) -> SeqBatch:
+    """Random (x, y) pairs of random lengths, packed in the small model's frames."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randint(0, MODEL_VOCAB.n_content, (batch_size, MODEL_MAX_X), generator=gen)
+    y = torch.randint(0, MODEL_VOCAB.n_content, (batch_size, MODEL_MAX_Y), generator=gen)
+    x_len = torch.randint(1, MODEL_MAX_X + 1, (batch_size,), generator=gen)
+    y_len = torch.randint(0, MODEL_MAX_Y + 1, (batch_size,), generator=gen)
+    return pack(x, x_len, y, y_len, vocab=MODEL_VOCAB, max_x_len=MODEL_MAX_X, max_y_len=MODEL_MAX_Y)

@@ -9,51 +9,38 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import (
+    MODEL_MAX_X,
+    MODEL_MAX_Y,
+    MODEL_SEQ_LEN,
+    MODEL_VOCAB,
+    make_small_base,
+    random_batch,
+    small_base_config,
+)
 
 from zgain.base.model import KIND_BASE, BaseLM, load_base, save_base
 from zgain.core.checkpoint import read_checkpoint, write_checkpoint
 from zgain.core.environment import autocast_context, resolve_device
 from zgain.core.errors import DataError, ParamsError
 from zgain.core.io import sha256_file
-from zgain.core.sequences import SeqBatch, pack
-from zgain.core.vocab import Vocab
 from zgain.params import TransformerConfig
 
-VOCAB = Vocab(n_content=6)
-MAX_X, MAX_Y = 5, 4
-SEQ_LEN = MAX_X + MAX_Y + 1  # decoder input length X + T
-
-
-def _base_config(dropout: float = 0.0) -> TransformerConfig:
-    return TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32, dropout=dropout)
-
-
-def _make_base(seed: int = 0) -> BaseLM:
-    torch.manual_seed(seed)
-    return BaseLM(_base_config(), VOCAB, SEQ_LEN).eval()
-
-
-def _batch(seed: int = 1, batch_size: int = 4) -> SeqBatch:
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randint(0, VOCAB.n_content, (batch_size, MAX_X), generator=gen)
-    y = torch.randint(0, VOCAB.n_content, (batch_size, MAX_Y), generator=gen)
-    x_len = torch.randint(1, MAX_X + 1, (batch_size,), generator=gen)
-    y_len = torch.randint(0, MAX_Y + 1, (batch_size,), generator=gen)
-    return pack(x, x_len, y, y_len, vocab=VOCAB, max_x_len=MAX_X, max_y_len=MAX_Y)
+VOCAB, MAX_X, MAX_Y, SEQ_LEN = MODEL_VOCAB, MODEL_MAX_X, MODEL_MAX_Y, MODEL_SEQ_LEN
 
 
 def test_configs_reject_invalid_values() -> None:
     with pytest.raises(ValueError, match="d_model"):
         TransformerConfig(d_model=10, n_layers=1, n_heads=3, d_ff=8, dropout=0.0)
     with pytest.raises(ValueError, match="dropout"):
-        _base_config(dropout=1.0)
+        small_base_config(dropout=1.0)
     with pytest.raises(ValueError, match="max_len"):
-        BaseLM(_base_config(), VOCAB, 0)
+        BaseLM(small_base_config(), VOCAB, 0)
 
 
 def test_base_is_causal() -> None:
-    base = _make_base()
-    tokens = _batch().decoder_input
+    base = make_small_base()
+    tokens = random_batch().decoder_input
     changed = tokens.clone()
     cut = 6
     changed[:, cut:] = (changed[:, cut:] + 1) % VOCAB.size
@@ -63,8 +50,8 @@ def test_base_is_causal() -> None:
 
 
 def test_embed_offset_shapes_agree() -> None:
-    base = _make_base()
-    tokens = _batch().decoder_input
+    base = make_small_base()
+    tokens = random_batch().decoder_input
     offset = torch.randn(tokens.shape[0], base.config.d_model)
     per_position = offset[:, None, :].expand(-1, tokens.shape[1], -1)
     assert torch.equal(base(tokens, offset), base(tokens, per_position))
@@ -72,8 +59,8 @@ def test_embed_offset_shapes_agree() -> None:
 
 
 def test_checkpoint_round_trip_gives_identical_logits(tmp_path: Path) -> None:
-    base = _make_base()
-    batch = _batch()
+    base = make_small_base()
+    batch = random_batch()
 
     save_base(tmp_path / "base.pt", base, extra={"note": "x"})
     rng_before = torch.get_rng_state()
@@ -87,7 +74,7 @@ def test_checkpoint_round_trip_gives_identical_logits(tmp_path: Path) -> None:
 
 
 def test_wrong_kind_and_bad_arguments_raise(tmp_path: Path) -> None:
-    base = _make_base()
+    base = make_small_base()
     other = tmp_path / "other.pt"
     write_checkpoint(other, "other", base.checkpoint_config(), base)
     with pytest.raises(DataError, match=str(other)):

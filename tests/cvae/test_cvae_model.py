@@ -10,12 +10,19 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import (
+    MODEL_MAX_X,
+    MODEL_MAX_Y,
+    MODEL_SEQ_LEN,
+    MODEL_VOCAB,
+    make_small_base,
+    random_batch,
+)
 
 from zgain.base.model import BaseLM, save_base
 from zgain.core.checkpoint import read_checkpoint
 from zgain.core.errors import DataError
-from zgain.core.sequences import SeqBatch, pack, target_frame
-from zgain.core.vocab import Vocab
+from zgain.core.sequences import target_frame
 from zgain.cvae.model import (
     CVAE,
     KIND_CVAE,
@@ -25,17 +32,11 @@ from zgain.cvae.model import (
     reparameterize,
     save_cvae,
 )
-from zgain.params import CVAEConfig, TransformerConfig
+from zgain.params import CVAEConfig
 
-VOCAB = Vocab(n_content=6)
-MAX_X, MAX_Y = 5, 4
-SEQ_LEN = MAX_X + MAX_Y + 1  # decoder input length X + T
+VOCAB, MAX_X, MAX_Y, SEQ_LEN = MODEL_VOCAB, MODEL_MAX_X, MODEL_MAX_Y, MODEL_SEQ_LEN
 LATENT = 3
 EXACT = 1e-6
-
-
-def _base_config(dropout: float = 0.0) -> TransformerConfig:
-    return TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32, dropout=dropout)
 
 
 def _cvae_config(**overrides: object) -> CVAEConfig:
@@ -50,28 +51,14 @@ def _cvae_config(**overrides: object) -> CVAEConfig:
     return CVAEConfig(**fields)  # type: ignore[arg-type]
 
 
-def _make_base(seed: int = 0) -> BaseLM:
-    torch.manual_seed(seed)
-    return BaseLM(_base_config(), VOCAB, SEQ_LEN).eval()
-
-
 def _make_cvae(seed: int = 0, **overrides: object) -> tuple[BaseLM, CVAE]:
-    base = _make_base(seed)
+    base = make_small_base(seed)
     return base, CVAE(base, _cvae_config(**overrides))
-
-
-def _batch(seed: int = 1, batch_size: int = 4) -> SeqBatch:
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randint(0, VOCAB.n_content, (batch_size, MAX_X), generator=gen)
-    y = torch.randint(0, VOCAB.n_content, (batch_size, MAX_Y), generator=gen)
-    x_len = torch.randint(1, MAX_X + 1, (batch_size,), generator=gen)
-    y_len = torch.randint(0, MAX_Y + 1, (batch_size,), generator=gen)
-    return pack(x, x_len, y, y_len, vocab=VOCAB, max_x_len=MAX_X, max_y_len=MAX_Y)
 
 
 def _elbo_loss(model: CVAE, seed: int = 2) -> torch.Tensor:
     """Token-mean NLL with z from the posterior plus KL to the prior: a loss that needs z."""
-    batch = _batch()
+    batch = random_batch()
     mu, logvar = model.posterior(batch.encoder_input)
     prior_mu, prior_logvar = model.prior(batch.prior_input)
     z = reparameterize(mu, logvar, torch.Generator().manual_seed(seed))
@@ -100,7 +87,7 @@ def test_configs_reject_invalid_values() -> None:
 def test_entangled_init_reproduces_base_logits_for_every_z() -> None:
     base, model = _make_cvae()
     model.eval()
-    tokens = _batch().decoder_input
+    tokens = random_batch().decoder_input
     reference = base(tokens)
     for seed in range(4):
         z = torch.randn(tokens.shape[0], LATENT, generator=torch.Generator().manual_seed(seed))
@@ -108,7 +95,7 @@ def test_entangled_init_reproduces_base_logits_for_every_z() -> None:
 
 
 def test_one_step_trains_the_injection_and_leaves_the_base_untouched() -> None:
-    base = _make_base()
+    base = make_small_base()
     base_before = _state(base)
     model = CVAE(base, _cvae_config())
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
@@ -140,14 +127,14 @@ def test_freeze_embeddings_freezes_only_embeddings() -> None:
 
 
 def test_freeze_none_trains_a_frozen_callers_base() -> None:
-    base = _make_base().requires_grad_(False)
+    base = make_small_base().requires_grad_(False)
     model = CVAE(base, _cvae_config(freeze_decoder="none"))
     assert all(p.requires_grad for p in model.parameters())
     assert not any(p.requires_grad for p in base.parameters())
 
 
 def test_priors_start_at_standard_normal() -> None:
-    batch = _batch()
+    batch = random_batch()
     for prior in ("standard", "conditional"):
         _, model = _make_cvae(prior=prior)
         mu, logvar = model.prior(batch.prior_input)
@@ -158,7 +145,7 @@ def test_priors_start_at_standard_normal() -> None:
 
 def test_posterior_shapes_and_logvar_clamp() -> None:
     _, model = _make_cvae()
-    batch = _batch()
+    batch = random_batch()
     with torch.no_grad():
         model.posterior_encoder.out.bias.fill_(1e3)
     mu, logvar = model.posterior(batch.encoder_input)
@@ -194,7 +181,7 @@ def test_checkpoint_round_trip_gives_identical_logits(tmp_path: Path) -> None:
     _elbo_loss(model).backward()
     torch.optim.SGD(model.parameters(), lr=0.1).step()
     model.eval()
-    batch = _batch()
+    batch = random_batch()
     z = torch.randn(batch.decoder_input.shape[0], LATENT)
 
     save_cvae(tmp_path / "cvae.pt", model, extra={"base_sha256": "abc"})
