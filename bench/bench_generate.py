@@ -1,7 +1,8 @@
 """Time drawing and tabulating 100k examples of the default world, single-threaded.
 
-Prints the best of three wall-clock times, in seconds, of `synthetic.sample` followed by
-`data.sample_table`. Run from the repository root: `python bench/bench_generate.py`.
+Prints the best of three wall-clock times, in seconds, of `zgain.world.synthetic.sample`
+followed by `zgain.world.splits.sample_table`. Run from the repository root:
+`python bench/bench_generate.py`.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from zgain.data import sample_table, split_seed  # noqa: E402
 from zgain.params import load_params  # noqa: E402
-from zgain.synthetic import sample  # noqa: E402
+from zgain.world.splits import sample_table, split_seed  # noqa: E402
+from zgain.world.synthetic import World, sample  # noqa: E402
 
 N_EXAMPLES = 100_000
 REPEATS = 3
@@ -29,7 +30,7 @@ PARAMS = Path(__file__).resolve().parents[1] / "params.yaml"
 def time_once(n: int) -> tuple[float, float]:
     """Seconds spent in `sample` and in `sample_table` for n examples of the default world."""
     data = load_params(PARAMS).data
-    world = data.world()
+    world = World.from_params(data)
     rng = np.random.default_rng(split_seed(data.seed, "train"))
     start = time.perf_counter()
     drawn = sample(world, n, rng)

@@ -1,4 +1,4 @@
-"""Stage `evaluate@<variant>-<seed>`: test-split gains, posterior usage and strategy recovery."""
+"""Stage `evaluate@<variant>-<seed>`: the gain decomposition, posterior usage and recovery."""
 
 from __future__ import annotations
 
@@ -36,7 +36,6 @@ def run(
     scores = evaluate_examples(
         model,
         batch,
-        posterior_samples=settings.posterior_samples,
         iw_samples=settings.iw_samples,
         batch_size=settings.batch_size,
         max_x_len=world.max_x_len,
@@ -45,14 +44,14 @@ def run(
     )
     revealed = revealed_positions(split, frozen.mask, settings.reveal_min_nats)
     out = run_dir(params.paths.eval_dir, variant, seed)
-    table = evaluation_table(variant, seed, split, frozen.surprisal, frozen.mask, scores, revealed)
+    table = evaluation_table(variant, seed, split, frozen.surprisal, frozen.mask, scores)
     metrics = run_metrics(
         split,
         frozen.surprisal,
         frozen.mask,
         scores,
         revealed,
-        n_strategies=world.n_strategies,
+        iw_samples=settings.iw_samples,
         probe_test_fraction=settings.probe_test_fraction,
         seed=settings.seed,
     )

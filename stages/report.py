@@ -1,7 +1,8 @@
 """Stage `report`: tables, figures and metrics of every listed (variant, seed) evaluation.
 
 Reads only the variants of `cvae.variants` and the seeds of `cvae.seeds`; outputs of a variant
-since removed from params may stay on disk, and are ignored.
+since removed from params may stay on disk, and are ignored. Intervals are over seeds
+(docs/method.md#uncertainty-over-seeds).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from zgain.core.cli import run_stage
 from zgain.params import Params, load_params
 from zgain.report.document import build_report, write_report
-from zgain.report.tables import load_results
+from zgain.report.loading import load_results
 
 
 def run(params: Params) -> None:

@@ -11,7 +11,7 @@ from zgain.core.environment import DeviceOption, ThreadsOption, setup_torch
 from zgain.core.io import run_dir
 from zgain.core.sequences import select
 from zgain.core.tracking import live_run
-from zgain.cvae.fit import MONITOR_EXAMPLES, fit_cvae
+from zgain.cvae.fit import fit_cvae
 from zgain.cvae.model import CVAE, save_cvae
 from zgain.cvae.objective import Objective
 from zgain.params import Params, load_params
@@ -31,17 +31,21 @@ def run(
     resolved = params.cvae.variant(variant)
     torch_device, environment = setup_torch(seed, device=device, threads=threads)
     train_split, train = load_packed(params.paths.synthetic_dir, "train", world)
-    _, val = load_packed(params.paths.synthetic_dir, "val", world)
+    val_split, val = load_packed(params.paths.synthetic_dir, "val", world)
     frozen = load_frozen(params.paths, train_split, world.n_targets)
     objective = Objective(common, resolved, frozen.normalizer.mean_surprisal)
     model = CVAE(load_base(params.paths.base_model), common.model)
-    monitor = select(val, slice(0, MONITOR_EXAMPLES))
+    monitor_rows = slice(0, common.val_examples)
+    monitor = select(val, monitor_rows)
+    val_frozen = load_frozen(params.paths, val_split, world.n_targets)
+    monitor_base = torch.from_numpy(val_frozen.surprisal[monitor_rows].astype("float64").sum(1))
     with live_run(run_dir(params.paths.cvae_live, variant, seed)) as (live, log):
         last = fit_cvae(
             model,
             train,
             torch.from_numpy(frozen.surprisal),
             monitor,
+            monitor_base,
             objective,
             seed=seed,
             max_x_len=world.max_x_len,

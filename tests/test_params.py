@@ -171,14 +171,14 @@ RANGE_ERRORS = [
         -0.5,
         "cvae.variants.token_sum.free_bits: must be >= 0, got -0.5",
     ),
-    ("evaluate.iw_samples", 0, "evaluate.iw_samples: must be > 0, got 0"),
+    ("evaluate.iw_samples", 0, "evaluate.iw_samples: must be even and >= 2, got 0"),
+    ("evaluate.iw_samples", 7, "evaluate.iw_samples: must be even and >= 2, got 7"),
     (
         "evaluate.probe_test_fraction",
         1.0,
         "evaluate.probe_test_fraction: must be in (0, 1), got 1.0",
     ),
     ("report.confidence", 1.0, "report.confidence: must be in (0, 1), got 1.0"),
-    ("report.n_resamples", 0, "report.n_resamples: must be > 0, got 0"),
     (
         "report.baseline_variant",
         "nope",

@@ -237,7 +237,10 @@ class CommonCVAEParams(Block):
     """Settings shared by every CVAE variant (docs/method.md#the-loss-and-kl-schedules)."""
 
     model: CVAEConfig
-    lr: PositiveFloat
+    lr: PositiveFloat  # peak Adam learning rate of the encoders, z-injection and BoW head
+    decoder_lr: PositiveFloat  # peak learning rate of the decoder copy (well below lr)
+    lr_warmup_steps: NonNegativeInt  # linear warm-up of both rates, then cosine decay
+    min_lr_ratio: UnitInterval  # both rates decay to this share of their peak
     batch_size: PositiveInt
     steps: PositiveInt
     beta: NonNegativeFloat
@@ -251,6 +254,11 @@ class CommonCVAEParams(Block):
     bow_weight: NonNegativeFloat  # weight of the bag-of-words auxiliary loss (0 disables)
     eps: PositiveFloat  # nats guarding divisions by surprisal
     log_every: PositiveInt  # steps between dvclive points
+    val_every: PositiveInt  # steps between validation passes (G^marg, I^θ on val)
+    val_examples: PositiveInt  # validation examples scored at each pass
+    val_iw_samples: Annotated[
+        StrictInt, _rule(lambda v: v >= 2 and v % 2 == 0, "must be even and >= 2")
+    ]  # K of the validation passes' defensive-mixture estimate
 
 
 class ResolvedVariant(Block):
@@ -300,9 +308,12 @@ class CVAEParams(Block):
 class EvaluateParams(Block):
     """Test-split evaluation of one trained CVAE (docs/method.md#evaluation-quantities)."""
 
-    posterior_samples: PositiveInt  # S samples of z ~ q(z|x,y) averaged into L_post
-    iw_samples: PositiveInt  # K importance samples for log p̂_K(y|x)
-    batch_size: PositiveInt
+    # K samples of the defensive mixture ½q + ½p(z|x): K/2 from each; L is the mean over the
+    # K/2 posterior samples, M = −log p̂_K(y|x) uses all K
+    iw_samples: Annotated[
+        StrictInt, _rule(lambda v: v >= 2 and v % 2 == 0, "must be even and >= 2")
+    ]
+    batch_size: PositiveInt  # examples per forward pass (each expands to K sequences)
     # a position "reveals the strategy" when the oracle's per-token information exceeds this
     reveal_min_nats: NonNegativeFloat
     probe_test_fraction: OpenUnit
@@ -312,10 +323,8 @@ class EvaluateParams(Block):
 class ReportParams(Block):
     """Aggregation over seeds and the tables of `reports/`."""
 
-    confidence: OpenUnit  # level of the bootstrap confidence intervals over seeds
-    n_resamples: PositiveInt
-    seed: StrictInt
-    baseline_variant: StrictStr  # every variant is tested against this one (paired Wilcoxon)
+    confidence: OpenUnit  # level of the t-intervals over seeds (seeds are the replicates)
+    baseline_variant: StrictStr  # every variant is compared with this one, paired by seed
 
 
 class Params(Block):

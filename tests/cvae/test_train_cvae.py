@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 from pathlib import Path
@@ -64,12 +65,16 @@ def _copy_inputs(params: Params, dest: Path) -> Params:
     return copy
 
 
-def _train_inputs(params: Params) -> tuple[SeqBatch, FrozenSurprisal, SeqBatch]:
+def _train_inputs(
+    params: Params,
+) -> tuple[SeqBatch, FrozenSurprisal, SeqBatch, torch.Tensor]:
     world = World.from_params(params.data)
     split, train = load_packed(params.paths.synthetic_dir, "train", world)
-    _, val = load_packed(params.paths.synthetic_dir, "val", world)
+    val_split, val = load_packed(params.paths.synthetic_dir, "val", world)
     frozen = load_frozen(params.paths, split, world.n_targets)
-    return train, frozen, select(val, slice(0, MONITOR_EXAMPLES))
+    rows = slice(0, MONITOR_EXAMPLES)
+    val_base = load_frozen(params.paths, val_split, world.n_targets).surprisal[rows]
+    return train, frozen, select(val, rows), torch.from_numpy(val_base.astype("float64").sum(1))
 
 
 def _fresh_cvae(params: Params, common: CommonCVAEParams, seed: int = SEED) -> CVAE:
@@ -83,7 +88,7 @@ def _fit(
     variant: ResolvedVariant,
     surprisal: torch.Tensor | None = None,
 ) -> tuple[CVAE, list[dict[str, float]]]:
-    train, frozen, monitor = _train_inputs(params)
+    train, frozen, monitor, monitor_base = _train_inputs(params)
     model = _fresh_cvae(params, common)
     logged: list[dict[str, float]] = []
     fit_cvae(
@@ -91,6 +96,7 @@ def _fit(
         train,
         torch.from_numpy(frozen.surprisal) if surprisal is None else surprisal,
         monitor,
+        monitor_base,
         Objective(common, variant, frozen.normalizer.mean_surprisal),
         seed=SEED,
         max_x_len=params.data.length_max,
@@ -101,7 +107,8 @@ def _fit(
 
 
 def _short_common(params: Params, **overrides: object) -> CommonCVAEParams:
-    fields = {"steps": TRAIN_STEPS, "log_every": 1, "lr": SMALL_LR} | overrides
+    fields = {"steps": TRAIN_STEPS, "log_every": 1, "lr": SMALL_LR, "val_every": TRAIN_STEPS}
+    fields |= overrides
     return params.cvae.common.model_copy(update=fields)
 
 
@@ -115,7 +122,7 @@ def test_the_default_variants_are_the_seven_rows_of_the_term_table():
 
 def test_entangled_init_reproduces_the_base_surprisal_for_any_z(tiny_pipeline):
     params = tiny_pipeline
-    train, frozen, _ = _train_inputs(params)
+    train, frozen, _, _ = _train_inputs(params)
     model = _fresh_cvae(params, params.cvae.common).eval()
     rows = slice(0, 128)
     part = select(train, rows)
@@ -160,7 +167,7 @@ def test_training_is_deterministic_for_a_fixed_seed(tiny_pipeline):
 
 def test_a_nan_surprisal_stops_training_naming_the_step_and_a_term(tiny_pipeline):
     common = _short_common(tiny_pipeline)
-    _, frozen, _ = _train_inputs(tiny_pipeline)
+    _, frozen, _, _ = _train_inputs(tiny_pipeline)
     surprisal = torch.from_numpy(frozen.surprisal.copy())
     surprisal[NAN_ROW, 0] = float("nan")
     # The first step whose minibatch holds the poisoned row is the one that must be named.
@@ -245,3 +252,41 @@ def test_the_run_records_the_device_and_threads_it_used(tiny_pipeline, tmp_path,
     assert metrics["environment"]["device"] == "cpu"
     assert metrics["environment"]["dtype"] == "float32"
     assert metrics["environment"]["torch_version"] == torch.__version__
+
+
+def test_the_decoder_learns_at_its_own_rate_and_both_rates_decay(tiny_pipeline):
+    from zgain.cvae.fit import param_groups
+
+    common = _short_common(tiny_pipeline, decoder_lr=1e-5, lr_warmup_steps=2, min_lr_ratio=0.1)
+    model = _fresh_cvae(tiny_pipeline, common)
+    groups = param_groups(model, common.lr, common.decoder_lr)
+    decoder_ids = {id(p) for p in model.decoder.parameters()}
+    assert [g["peak_lr"] for g in groups] == [common.lr, 1e-5]
+    assert {id(p) for p in groups[1]["params"]} == decoder_ids
+    assert not decoder_ids & {id(p) for p in groups[0]["params"]}
+    _, logged = _fit(tiny_pipeline, common, DEFAULT_VARIANTS["token_sum"])
+    lrs = [entry["lr"] for entry in logged]
+    assert lrs[0] == pytest.approx(common.lr / 2)  # step 1 of a 2-step warm-up
+    assert max(lrs) == pytest.approx(common.lr, rel=1e-6)
+    # the last step (index 39) is 37/38 of the way down the cosine to min_lr_ratio · lr
+    cosine = 0.5 * (1 + math.cos(math.pi * 37 / 38))
+    assert lrs[-1] == pytest.approx(common.lr * (0.1 + 0.9 * cosine), rel=1e-9)
+
+
+def test_a_frozen_decoder_gets_no_optimizer_group(tiny_pipeline):
+    from zgain.cvae.fit import param_groups
+
+    common = tiny_pipeline.cvae.common
+    frozen_model = common.model.model_copy(update={"freeze_decoder": "all"})
+    model = CVAE(load_base(tiny_pipeline.paths.base_model), frozen_model)
+    groups = param_groups(model, common.lr, common.decoder_lr)
+    assert len(groups) == 1 and groups[0]["peak_lr"] == common.lr
+
+
+def test_validation_decomposition_is_logged_and_consistent(tiny_pipeline):
+    common = _short_common(tiny_pipeline, steps=6, log_every=3, val_every=3)
+    _, logged = _fit(tiny_pipeline, common, DEFAULT_VARIANTS["token_sum"])
+    for entry in logged:
+        gross = entry["val_marginal_gain"] + entry["val_z_information"]
+        assert entry["val_gross_gain"] == pytest.approx(gross, abs=1e-9)
+        assert entry["val_kl"] >= 0

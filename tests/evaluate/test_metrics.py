@@ -1,8 +1,8 @@
-"""Tests of the evaluation metrics: each asserts a value known in closed form or by hand.
+"""Tests of the evaluation's pure functions: each asserts a value known in closed form or by hand.
 
-Gains (`zgain.evaluate.gains`), estimators (`zgain.evaluate.estimators`), active units
-(`zgain.cvae.diagnostics`) and seed statistics (`zgain.report.statistics`); see
-docs/method.md#evaluation-quantities and docs/method.md#uncertainty-over-seeds.
+The decomposition (`zgain.evaluate.decomposition`), the estimators
+(`zgain.evaluate.estimators`) and active units (`zgain.cvae.diagnostics`); see
+docs/method.md#evaluation-quantities. Strategy recovery beyond x is in test_recovery.py.
 """
 
 from __future__ import annotations
@@ -14,104 +14,131 @@ import numpy as np
 import pytest
 
 from zgain.cvae.diagnostics import active_units
+from zgain.evaluate.decomposition import decomposition
 from zgain.evaluate.estimators import (
     gaussian_log_density,
-    iw_log_likelihood,
     linear_probe_accuracy,
     localization_share,
     matched_accuracy,
     mutual_information_q,
+    probe_split,
     spearman,
     strategy_recovery,
 )
-from zgain.evaluate.gains import GAIN_SUMMARY_KEYS, NATS_PER_BIT, gain_summary, to_bits
-from zgain.report.statistics import bootstrap_ci, paired_wilcoxon
+from zgain.evaluate.schema import DECOMPOSITION_KEYS
 
-# --- gains -------------------------------------------------------------------------------
+# --- decomposition -------------------------------------------------------------------------
 
-# Three examples with T = 5, 10, 5 tokens (ΣT = 20).
+# Three examples with T = 5, 10, 5 tokens. Oracle: C* = NLL* − I* = [6, 12, 20].
 HAND_CASE = {
-    "seq_base": np.array([10.0, 20.0, 30.0]),
-    "seq_post": np.array([8.0, 15.0, 27.0]),
-    "seq_shuffled": np.array([9.0, 18.0, 29.0]),
-    "seq_prior": np.array([9.5, 19.0, 29.5]),
-    "seq_zero": np.array([10.0, 19.5, 30.0]),
+    "base": np.array([10.0, 20.0, 30.0]),  # B
+    "post": np.array([8.0, 15.0, 27.0]),  # L
+    "marginal": np.array([9.0, 18.0, 28.0]),  # M
     "kl": np.array([0.5, 1.0, 1.5]),
-    "log_lik_iw": np.array([-8.5, -16.0, -28.0]),
+    "shuffled": np.array([9.0, 18.0, 29.0]),
+    "prior": np.array([9.5, 19.0, 29.5]),
     "n_tokens": np.array([5.0, 10.0, 5.0]),
-    "oracle_info": np.array([1.0, 2.0, 6.0]),
     "oracle_nll": np.array([7.0, 14.0, 26.0]),
+    "oracle_info": np.array([1.0, 2.0, 6.0]),
+}
+
+HAND_EXPECTED = {
+    "base_nll": 20.0,
+    "posterior_nll": 50 / 3,
+    "marginal_nll": 55 / 3,
+    # B − L = [2, 5, 3] = (B − M = [1, 2, 2]) + (M − L = [1, 3, 1]).
+    "gross_gain": 10 / 3,
+    "marginal_gain": 5 / 3,
+    "z_information": 5 / 3,
+    # mean I^θ / mean I* = (5/3) / 3.
+    "capture": 5 / 9,
+    # B − L − KL = [1.5, 4, 1.5].
+    "net_gain": 7 / 3,
+    "kl": 1.0,
+    # L_shuf − L = [1, 3, 2]; B − L_prior = [0.5, 1, 0.5].
+    "z_reliance": 2.0,
+    "prior_sample_gain": 2 / 3,
+    "oracle_nll": 47 / 3,
+    "oracle_info": 3.0,
+    # B − NLL* = [3, 6, 4]; B − C* = [4, 8, 10].
+    "oracle_marginal_gain": 13 / 3,
+    "oracle_gross_gain": 22 / 3,
+    # 1 − ΣL/ΣB = 1 − 50/60; ceiling 1 − ΣC*/ΣB = 1 − 38/60.
+    "frac_gain_pop": 1 / 6,
+    "frac_gain_pop_ceiling": 11 / 30,
+    # mean(1 − [0.8, 0.75, 0.9]); ceiling mean(1 − [0.6, 0.6, 2/3]).
+    "frac_gain_ex": 0.55 / 3,
+    "frac_gain_ex_ceiling": 17 / 45,
+    # Per token: B/T = [2, 2, 6] (Σ 10), L/T = [1.6, 1.5, 5.4] (Σ 8.5), C*/T = [1.2, 1.2, 4].
+    "frac_gain_pop_tok": 0.15,
+    "frac_gain_pop_tok_ceiling": 0.36,
+    # ΣI^θ/ΣB = 5/60; ceiling ΣI*/ΣB = 9/60.
+    "frac_z_information": 1 / 12,
+    "frac_z_information_ceiling": 0.15,
+    # I^θ = [1, 3, 1]: sample variance (4/9 + 16/9 + 4/9)/2 = 4/3, se = √(4/3)/√3 = 2/3.
+    "z_information_se": 2 / 3,
 }
 
 
-def test_gain_summary_hand_case() -> None:
-    out = gain_summary(**HAND_CASE)
-    assert tuple(out) == GAIN_SUMMARY_KEYS
-    expected = {
-        # B − L_post = [2, 5, 3]: mean 10/3, per token 10/20.
-        "gain_gross_nats_seq": 10 / 3,
-        "gain_gross_nats_tok": 0.5,
-        # L_shuffled − L_post = [1, 3, 2]: mean 2, per token 6/20.
-        "gain_z_nats_seq": 2.0,
-        "gain_z_nats_tok": 0.3,
-        # B − L_post − KL = [1.5, 4, 1.5]: mean 7/3, per token 7/20.
-        "gain_net_nats_seq": 7 / 3,
-        "gain_net_nats_tok": 0.35,
-        # B + log p̂ = [1.5, 4, 2]: mean 2.5, per token 7.5/20.
-        "gain_iw_nats_seq": 2.5,
-        "gain_iw_nats_tok": 0.375,
-        # B − L_prior = [0.5, 1, 0.5]; B − L_zero = [0, 0.5, 0].
-        "gain_prior_nats_seq": 2 / 3,
-        "gain_zero_nats_seq": 1 / 6,
-        # 1 − 50/60; mean(1 − [0.8, 0.75, 0.9]) = 0.55/3.
-        "frac_gain_pop": 1 / 6,
-        "frac_gain_ex": 0.55 / 3,
-        # b = [2, 2, 6], ℓ̄ = [1.6, 1.5, 5.4]: 1 − 8.5/10; ℓ̄/b = L/B, so F_ex is unchanged.
-        "frac_gain_pop_tok": 0.15,
-        "frac_gain_ex_tok": 0.55 / 3,
-        # G_z / mean(I*) = 2 / 3.
-        "capture_ratio": 2 / 3,
-        "oracle_info_nats": 3.0,
-        # mean(B) − mean(oracle_nll) = 20 − 47/3.
-        "base_excess_nats": 13 / 3,
-        "kl_nats": 1.0,
-    }
-    for key, value in expected.items():
-        assert out[key] == pytest.approx(value, abs=1e-12), key
+def test_decomposition_hand_case_gives_every_key() -> None:
+    out = decomposition(**HAND_CASE)
+    assert tuple(out) == DECOMPOSITION_KEYS
+    assert set(HAND_EXPECTED) == set(DECOMPOSITION_KEYS)
+    for key in DECOMPOSITION_KEYS:
+        assert isinstance(out[key], float), key
+        assert out[key] == pytest.approx(HAND_EXPECTED[key], abs=1e-12), key
 
 
-def test_gain_summary_bits_are_nats_over_log2() -> None:
-    out = gain_summary(**HAND_CASE)
-    assert math.exp(NATS_PER_BIT) == pytest.approx(2.0)
-    assert to_bits(math.log(2.0)) == pytest.approx(1.0)
-    for key in GAIN_SUMMARY_KEYS:
-        if "_bits_" in key:
-            nats = out[key.replace("_bits_", "_nats_")]
-            assert out[key] == pytest.approx(nats / math.log(2.0), abs=1e-12), key
-    # Gross gain per sequence: (10/3) / ln 2 ≈ 4.809 bits.
-    assert out["gain_gross_bits_seq"] == pytest.approx(4.808983469629878, abs=1e-9)
+def test_fractional_gains_stay_below_their_oracle_ceilings_in_the_hand_case() -> None:
+    out = decomposition(**HAND_CASE)
+    for key in ("frac_gain_pop", "frac_gain_ex", "frac_gain_pop_tok", "frac_z_information"):
+        assert out[key] < out[f"{key}_ceiling"], key
+
+
+def test_capture_is_nan_without_oracle_information() -> None:
+    out = decomposition(**{**HAND_CASE, "oracle_info": np.zeros(3)})
+    assert math.isnan(out["capture"])
+    assert out["oracle_info"] == 0.0
+    # Everything else is still defined: C* = NLL* then.
+    assert out["oracle_gross_gain"] == pytest.approx(out["oracle_marginal_gain"], abs=1e-12)
+    assert out["frac_z_information_ceiling"] == 0.0
 
 
 def test_ratio_of_means_differs_from_mean_of_ratios_when_base_varies() -> None:
-    out = gain_summary(**HAND_CASE)
-    assert out["frac_gain_pop"] != pytest.approx(out["frac_gain_ex"], abs=1e-3)
+    out = decomposition(**HAND_CASE)
+    assert out["frac_gain_pop"] == pytest.approx(1 / 6)
+    assert out["frac_gain_ex"] == pytest.approx(0.55 / 3)
+    assert abs(out["frac_gain_pop"] - out["frac_gain_ex"]) > 0.01
     # With B constant the two coincide: 1 − ΣL/(nB) = mean(1 − L/B).
-    constant = {**HAND_CASE, "seq_base": np.full(3, 30.0)}
-    out_constant = gain_summary(**constant)
-    assert out_constant["frac_gain_pop"] == pytest.approx(out_constant["frac_gain_ex"])
+    constant = decomposition(**{**HAND_CASE, "base": np.full(3, 30.0)})
+    assert constant["frac_gain_pop"] == pytest.approx(constant["frac_gain_ex"], abs=1e-12)
+    assert constant["frac_gain_pop"] == pytest.approx(1 - 50 / 90, abs=1e-12)
 
 
-def test_gain_summary_rejects_zero_base_surprisal() -> None:
-    bad = {**HAND_CASE, "seq_base": np.array([10.0, 0.0, 30.0])}
-    with pytest.raises(ValueError, match="seq_base"):
-        gain_summary(**bad)
+@pytest.mark.parametrize("name", sorted(HAND_CASE))
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_decomposition_refuses_non_finite_input(name: str, bad: float) -> None:
+    values = HAND_CASE[name].copy()
+    values[1] = bad
+    with pytest.raises(ValueError, match=name):
+        decomposition(**{**HAND_CASE, name: values})
+
+
+@pytest.mark.parametrize("name", ["base", "n_tokens"])
+@pytest.mark.parametrize("bad", [0.0, -1.0])
+def test_decomposition_refuses_a_non_positive_base_or_length(name: str, bad: float) -> None:
+    values = HAND_CASE[name].copy()
+    values[2] = bad
+    with pytest.raises(ValueError, match="must be > 0"):
+        decomposition(**{**HAND_CASE, name: values})
+
+
+def test_decomposition_needs_two_examples_and_equal_lengths() -> None:
+    one = {name: values[:1] for name, values in HAND_CASE.items()}
+    with pytest.raises(ValueError, match="at least 2 examples"):
+        decomposition(**one)
     with pytest.raises(ValueError, match="kl"):
-        gain_summary(**{**HAND_CASE, "kl": np.ones(2)})
-
-
-def test_capture_ratio_is_nan_without_oracle_information() -> None:
-    out = gain_summary(**{**HAND_CASE, "oracle_info": np.zeros(3)})
-    assert math.isnan(out["capture_ratio"])
+        decomposition(**{**HAND_CASE, "kl": np.ones(2)})
 
 
 # --- posterior usage ---------------------------------------------------------------------
@@ -134,6 +161,9 @@ def test_gaussian_log_density_matches_closed_form() -> None:
     assert value == pytest.approx(-0.5 * (math.log(2 * math.pi) + math.log(4.0) + 0.0625))
     # Dimensions add: two independent standard normals at the origin.
     assert gaussian_log_density(np.zeros(2), 0.0, 0.0) == pytest.approx(-math.log(2 * math.pi))
+    # Broadcasting: (3, 1, D) against (1, 2, D) -> (3, 2).
+    z, mu = np.zeros((3, 1, 2)), np.ones((1, 2, 2))
+    assert gaussian_log_density(z, mu, 0.0).shape == (3, 2)
 
 
 def test_mi_of_well_separated_mixture_is_log_m() -> None:
@@ -165,68 +195,26 @@ def test_mi_of_posterior_independent_of_x_is_zero() -> None:
     assert estimate == pytest.approx(0.0, abs=1e-9)
 
 
-def test_mi_never_exceeds_cap_and_chunking_changes_nothing() -> None:
+def test_mi_never_exceeds_cap_log_n_and_chunking_changes_nothing() -> None:
     rng = np.random.default_rng(3)
     mu = rng.normal(0.0, 50.0, (64, 2))  # so spread that every example is its own cluster
     logvar = np.full((64, 2), math.log(1e-4))
     full, cap = mutual_information_q(mu, logvar, n_samples=3, seed=4)
     chunked, _ = mutual_information_q(mu, logvar, n_samples=3, seed=4, max_bytes=1)
+    assert cap == pytest.approx(math.log(64))
     assert full <= cap
     assert full == pytest.approx(cap, abs=1e-6)
     assert chunked == pytest.approx(full, abs=1e-12)
 
 
-# --- importance-weighted likelihood -------------------------------------------------------
-
-SLOPE, NOISE_STD = 2.0, 0.5  # y | z ~ N(SLOPE z, NOISE_STD²), z ~ N(0, 1)
-
-
-def _linear_gaussian_iw(
-    y: np.ndarray, q_mean: np.ndarray, q_std: np.ndarray, k: int, rng: np.random.Generator
-) -> np.ndarray:
-    """IW estimate of log p(y) with K samples from N(q_mean, q_std²); y (N,) -> (N,)."""
-    z = q_mean[:, None] + q_std[:, None] * rng.standard_normal((y.shape[0], k))  # (N, K)
-    log_lik = gaussian_log_density(y[:, None, None], SLOPE * z[..., None], 2 * math.log(NOISE_STD))
-    log_prior = gaussian_log_density(z[..., None], 0.0, 0.0)
-    log_q = gaussian_log_density(
-        z[..., None], q_mean[:, None, None], 2 * np.log(q_std)[:, None, None]
-    )
-    return iw_log_likelihood(log_lik, log_prior, log_q)
+def test_mi_rejects_bad_shapes_and_sample_counts() -> None:
+    with pytest.raises(ValueError, match="shape"):
+        mutual_information_q(np.zeros((4, 2)), np.zeros((4, 3)), seed=0)
+    with pytest.raises(ValueError, match="n_samples"):
+        mutual_information_q(np.zeros((4, 2)), np.zeros((4, 2)), n_samples=0, seed=0)
 
 
-def _exact_log_marginal(y: np.ndarray) -> np.ndarray:
-    """log N(y; 0, SLOPE² + NOISE_STD²), the exact log p(y)."""
-    var = SLOPE**2 + NOISE_STD**2
-    return -0.5 * (math.log(2 * math.pi * var) + y**2 / var)
-
-
-def test_iw_is_exact_with_the_true_posterior() -> None:
-    rng = np.random.default_rng(5)
-    y = rng.normal(0.0, math.sqrt(SLOPE**2 + NOISE_STD**2), 200)
-    # z | y ~ N(a y / (a² + s²), s² / (a² + s²)): every weight equals p(y).
-    var = SLOPE**2 + NOISE_STD**2
-    post_mean, post_std = SLOPE * y / var, np.full_like(y, NOISE_STD / math.sqrt(var))
-    for k in (1, 7, 64):
-        estimate = _linear_gaussian_iw(y, post_mean, post_std, k, rng)
-        np.testing.assert_allclose(estimate, _exact_log_marginal(y), atol=1e-10)
-
-
-def test_iw_with_a_wrong_posterior_is_below_exact_and_converges() -> None:
-    rng = np.random.default_rng(6)
-    y = rng.normal(0.0, math.sqrt(SLOPE**2 + NOISE_STD**2), 400)
-    exact = _exact_log_marginal(y)
-    var = SLOPE**2 + NOISE_STD**2
-    # Shifted and 1.5× too wide: a proposal with heavier tails than the posterior.
-    q_mean = SLOPE * y / var + 0.1
-    q_std = np.full_like(y, 1.5 * NOISE_STD / math.sqrt(var))
-    gap_small = np.mean(_linear_gaussian_iw(y, q_mean, q_std, 2, rng) - exact)
-    gap_large = np.mean(_linear_gaussian_iw(y, q_mean, q_std, 2048, rng) - exact)
-    assert gap_small < 0.0  # Jensen: E log mean w ≤ log E w = log p(y)
-    assert abs(gap_large) < 0.01
-    assert abs(gap_large) < abs(gap_small)
-
-
-# --- strategy recovery -------------------------------------------------------------------
+# --- strategy recovery: KMeans, matched accuracy, linear probe -----------------------------
 
 
 def test_matched_accuracy_and_nmi_of_permuted_labelling_are_one() -> None:
@@ -246,9 +234,11 @@ def test_matched_accuracy_of_known_confusion() -> None:
     assert matched_accuracy(pred, labels) == pytest.approx(5 / 8)
     # More clusters than labels: the extra cluster's members count as errors.
     assert matched_accuracy(np.array([0, 1, 2, 2]), np.array([0, 0, 1, 1])) == pytest.approx(3 / 4)
+    with pytest.raises(ValueError, match="shape"):
+        matched_accuracy(np.array([0, 1]), np.array([0, 1, 1]))
 
 
-def test_constant_prediction_and_collapsed_posterior() -> None:
+def test_constant_prediction_and_collapsed_posterior_form_one_cluster() -> None:
     labels = np.repeat(np.arange(3), 10)
     features = np.full((30, 4), 0.25)  # collapsed: every example at the same point
     with warnings.catch_warnings():
@@ -268,6 +258,14 @@ def test_strategy_recovery_on_separated_clusters() -> None:
     assert out["matched_accuracy"] == 1.0
 
 
+def test_strategy_recovery_never_asks_for_more_clusters_than_distinct_points() -> None:
+    # Two distinct points, four labels requested: two clusters, each one label pair.
+    labels = np.repeat(np.arange(4), 5)
+    features = np.repeat(np.array([[0.0], [1.0]]), 10, axis=0)
+    out = strategy_recovery(features, labels, n_clusters=4, seed=0)
+    assert out["matched_accuracy"] == pytest.approx(10 / 20)
+
+
 def test_linear_probe_on_separable_features_and_on_noise() -> None:
     rng = np.random.default_rng(8)
     labels = np.repeat(np.arange(2), 300)
@@ -279,7 +277,38 @@ def test_linear_probe_on_separable_features_and_on_noise() -> None:
     assert linear_probe_accuracy(noise, labels, seed=0) == pytest.approx(0.5, abs=0.12)
 
 
-# --- localization, correlation, uncertainty ------------------------------------------------
+def test_linear_probe_scores_on_the_held_out_rows_of_probe_split() -> None:
+    # Features that carry the label on the training rows only: held-out accuracy is chance.
+    rng = np.random.default_rng(9)
+    labels = np.repeat(np.arange(2), 200)
+    train, test = probe_split(labels, seed=3, test_fraction=0.3)
+    features = rng.normal(0.0, 1.0, (400, 1))
+    features[train, 0] += 8.0 * labels[train]
+    features[test, 0] += 8.0 * (1 - labels[test])  # the opposite rule where it is scored
+    assert linear_probe_accuracy(features, labels, seed=3, test_fraction=0.3) < 0.05
+
+
+def test_probe_split_is_stratified_disjoint_covering_and_seeded() -> None:
+    labels = np.repeat(np.array([0, 1, 2]), [100, 200, 700])
+    rng = np.random.default_rng(10)
+    labels = labels[rng.permutation(labels.size)]
+    train, test = probe_split(labels, seed=5, test_fraction=0.3)
+    assert np.intersect1d(train, test).size == 0
+    np.testing.assert_array_equal(np.sort(np.concatenate([train, test])), np.arange(1000))
+    assert np.all(np.diff(train) > 0) and np.all(np.diff(test) > 0)
+    assert test.size == 300
+    # Stratified: 30% of every class is held out.
+    np.testing.assert_array_equal(np.bincount(labels[test], minlength=3), [30, 60, 210])
+    again = probe_split(labels, seed=5, test_fraction=0.3)
+    np.testing.assert_array_equal(again[0], train)
+    np.testing.assert_array_equal(again[1], test)
+    other = probe_split(labels, seed=6, test_fraction=0.3)
+    assert not np.array_equal(other[1], test)
+    with pytest.raises(ValueError, match="two label classes"):
+        probe_split(np.zeros(10, dtype=int), seed=0, test_fraction=0.3)
+
+
+# --- localization, correlation ------------------------------------------------------------
 
 
 def test_localization_share_hand_example() -> None:
@@ -291,37 +320,21 @@ def test_localization_share_hand_example() -> None:
     assert localization_share(gain, ~revealed, mask) == pytest.approx(0.0)
     half = np.array([[True, False, True], [False, False, False]])  # 1 + 3 = 4 of 9
     assert localization_share(gain, half, mask) == pytest.approx(4 / 9)
+    # Negative gains: the share leaves [0, 1]: (−1) / 9.
+    negative = np.array([[False, False, False], [False, True, False]])
+    assert localization_share(gain, negative, mask) == pytest.approx(-1 / 9)
     assert math.isnan(localization_share(gain, revealed, np.zeros_like(mask)))
+    with pytest.raises(ValueError, match="shapes"):
+        localization_share(gain, revealed[:, :2], mask)
 
 
 def test_spearman_known_values_and_constant_input() -> None:
     a = np.array([1.0, 2.0, 3.0, 4.0])
     assert spearman(a, a**3) == pytest.approx(1.0)
     assert spearman(a, -a) == pytest.approx(-1.0)
+    # Ranks [1, 2, 3, 4] against [2, 1, 4, 3]: 1 − 6·4 / (4·15) = 0.6.
+    assert spearman(a, np.array([2.0, 1.0, 4.0, 3.0])) == pytest.approx(0.6)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert math.isnan(spearman(a, np.ones(4)))
-
-
-def test_bootstrap_ci_brackets_the_mean_and_is_degenerate_for_equal_values() -> None:
-    values = np.array([1.0, 2.5, 0.5, 3.0, 2.0])
-    mean, low, high = bootstrap_ci(values, seed=0)
-    assert mean == pytest.approx(1.8)
-    assert values.min() <= low < mean < high <= values.max()
-    assert bootstrap_ci(values, seed=0) == (mean, low, high)  # deterministic given the seed
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert bootstrap_ci(np.full(4, 0.3), seed=0) == (0.3, 0.3, 0.3)
-        assert bootstrap_ci(np.array([1.7]), seed=0) == (1.7, 1.7, 1.7)
-
-
-def test_paired_wilcoxon_detects_a_shift_and_ignores_identical_samples() -> None:
-    rng = np.random.default_rng(9)
-    a = rng.normal(0.0, 1.0, 30)
-    statistic, p_value = paired_wilcoxon(a + 0.5 + rng.normal(0.0, 0.1, 30), a)
-    assert statistic == 0.0  # every difference is positive, so no negative ranks
-    assert p_value < 0.05
-    assert all(math.isnan(v) for v in paired_wilcoxon(a, a))
-    one_differs = a.copy()
-    one_differs[0] += 1.0
-    assert all(math.isnan(v) for v in paired_wilcoxon(one_differs, a))
+        assert math.isnan(spearman(a[:1], a[:1]))

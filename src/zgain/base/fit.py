@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import dataclass
 
 import torch
@@ -13,23 +12,13 @@ from zgain.base.model import BaseLM
 from zgain.base.surprisal import score_tokens
 from zgain.core.environment import autocast_context, check_finite
 from zgain.core.nll import token_nll
+from zgain.core.schedules import lr_at
 from zgain.core.sequences import SeqBatch, minibatches, select, target_frame
 from zgain.core.tracking import LogFn
 from zgain.params import BaseParams
 
 VALIDATION_BATCH = 1024
 """Examples per forward pass when scoring validation and test (speed only)."""
-
-
-def lr_at(
-    step: int, *, peak: float, warmup_steps: int, total_steps: int, min_ratio: float
-) -> float:
-    """Linear warm-up to `peak` over `warmup_steps`, then cosine decay to `min_ratio * peak`."""
-    if warmup_steps > 0 and step < warmup_steps:
-        return peak * (step + 1) / warmup_steps
-    span = max(total_steps - warmup_steps, 1)
-    progress = min(max(step - warmup_steps, 0) / span, 1.0)
-    return peak * (min_ratio + (1.0 - min_ratio) * 0.5 * (1.0 + math.cos(math.pi * progress)))
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,12 @@ from tqdm import tqdm
 
 from zgain.core.environment import autocast_context, check_finite
 from zgain.core.nll import token_nll
+from zgain.core.schedules import lr_at
 from zgain.core.sequences import SeqBatch, minibatches, select, target_frame
 from zgain.core.tracking import LogFn
-from zgain.cvae.diagnostics import posterior_usage
+from zgain.cvae.diagnostics import posterior_usage, validation_decomposition
 from zgain.cvae.model import CVAE, kl_diag_gaussians, reparameterize
 from zgain.cvae.objective import LossTerms, Objective, bow_loss
-
-MONITOR_EXAMPLES = 512  # validation examples whose posterior means give the active-unit count
 
 
 def batch_loss(
@@ -48,11 +47,28 @@ def batch_loss(
     return terms, kl_per_dim
 
 
+def param_groups(model: CVAE, lr: float, decoder_lr: float) -> list[dict]:
+    """Adam groups: the decoder copy at decoder_lr, everything else (encoders, z-injection, BoW
+    head) at lr; frozen parameters are left out, and so is a group with nothing to train."""
+    decoder = [p for p in model.decoder.parameters() if p.requires_grad]
+    others = [
+        p
+        for name, p in model.named_parameters()
+        if p.requires_grad and not name.startswith("decoder.")
+    ]
+    groups = [
+        {"params": others, "lr": lr, "peak_lr": lr},
+        {"params": decoder, "lr": decoder_lr, "peak_lr": decoder_lr},
+    ]
+    return [group for group in groups if group["params"]]
+
+
 def fit_cvae(
     model: CVAE,
     train: SeqBatch,
     surprisal: Tensor,
     monitor: SeqBatch,
+    monitor_base_nll: Tensor,
     objective: Objective,
     *,
     seed: int,
@@ -62,19 +78,30 @@ def fit_cvae(
 ) -> dict[str, float]:
     """Adam on the variant's loss for `common.steps` steps; returns the last logged values.
 
-    surprisal (N, T) is the frozen base b_t of `train`, row-aligned. Any non-finite term stops
-    training with `NonFiniteLossError` naming the step and the term.
+    surprisal (N, T) is the frozen base b_t of `train`, row-aligned; monitor is a validation
+    batch and monitor_base_nll (N,) its base code lengths B. Both learning rates warm up
+    linearly and decay on a cosine (docs/method.md#the-cvae). Every `val_every` steps the
+    validation decomposition is logged (val_marginal_gain, val_z_information, …). Any
+    non-finite term stops training with `NonFiniteLossError` naming the step and the term.
     """
     common = objective.common
     model.to(device).train()
     surprisal = surprisal.to(device)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.Adam(params, lr=common.lr)
+    optimizer = torch.optim.Adam(param_groups(model, common.lr, common.decoder_lr))
     generator = torch.Generator().manual_seed(seed)
     noise = torch.Generator(device=device).manual_seed(seed)
     batches = minibatches(train.targets.shape[0], common.batch_size, generator)
     last: dict[str, float] = {}
+    validation: dict[str, float] = {}
     for step in tqdm(range(common.steps), desc="train_cvae", unit="step", mininterval=2.0):
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(
+                step,
+                peak=group["peak_lr"],
+                warmup_steps=common.lr_warmup_steps,
+                total_steps=common.steps,
+                min_ratio=common.min_lr_ratio,
+            )
         index = next(batches)
         part = select(train, index).to(device)
         with autocast_context(device):
@@ -92,12 +119,25 @@ def fit_cvae(
         optimizer.zero_grad(set_to_none=True)
         terms.total.backward()
         optimizer.step()
-        if (step + 1) % common.log_every == 0 or step + 1 == common.steps:
+        done = step + 1 == common.steps
+        if (step + 1) % common.val_every == 0 or done:
+            validation = validation_decomposition(
+                model,
+                monitor,
+                monitor_base_nll,
+                n_samples=common.val_iw_samples,
+                max_x_len=max_x_len,
+                device=device,
+                seed=seed,
+            )
+        if (step + 1) % common.log_every == 0 or done:
             kl_dims = kl_per_dim.detach().mean(dim=0).tolist()
             last = {
                 **values,
                 **{f"kl_dim_{j}": v for j, v in enumerate(kl_dims)},
                 **posterior_usage(model, monitor, device),
+                **validation,
+                "lr": optimizer.param_groups[0]["lr"],
             }
             log(step + 1, last)
     model.eval()

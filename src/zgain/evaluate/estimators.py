@@ -84,22 +84,6 @@ def mutual_information_q(
     return estimate, math.log(n)
 
 
-def iw_log_likelihood(
-    log_p_y_given_z: np.ndarray, log_prior_z: np.ndarray, log_q_z: np.ndarray
-) -> np.ndarray:
-    """Importance-weighted log p̂_K(y | x) in nats, a lower bound on average (Burda et al.).
-
-    Each input (N, K) is evaluated at K samples z_k ~ q(z | x, y): log p(y | x, z_k),
-    log p(z_k | x), log q(z_k | x, y). Returns (N,) = logsumexp_k(log p + log prior − log q)
-    − log K.
-    """
-    arrays = [np.asarray(a, dtype=np.float64) for a in (log_p_y_given_z, log_prior_z, log_q_z)]
-    if arrays[0].ndim != 2 or any(a.shape != arrays[0].shape for a in arrays):
-        raise ValueError(f"inputs must share a shape (N, K), got {[a.shape for a in arrays]}")
-    log_weights = arrays[0] + arrays[1] - arrays[2]  # (N, K)
-    return logsumexp(log_weights, axis=1) - math.log(log_weights.shape[1])
-
-
 def matched_accuracy(pred: np.ndarray, labels: np.ndarray) -> float:
     """Accuracy of cluster ids ``pred`` (N,) against ``labels`` (N,) under the best one-to-one map.
 
@@ -148,16 +132,28 @@ def linear_probe_accuracy(
     """
     features = np.asarray(features, dtype=np.float64)
     labels = np.asarray(labels)
-    if np.unique(labels).size < 2:
-        raise ValueError("a linear probe needs at least two label classes")
-    x_train, x_test, y_train, y_test = train_test_split(
-        features, labels, test_size=test_fraction, stratify=labels, random_state=seed
-    )
+    if features.ndim != 2 or features.shape[0] != labels.shape[0]:
+        raise ValueError(f"features (N, D) and labels (N,) disagree: {features.shape}")
+    train, test = probe_split(labels, seed=seed, test_fraction=test_fraction)
     probe = make_pipeline(
         StandardScaler(), LogisticRegression(max_iter=PROBE_MAX_ITER, random_state=seed)
     )
-    probe.fit(x_train, y_train)
-    return float(probe.score(x_test, y_test))
+    probe.fit(features[train], labels[train])
+    return float(probe.score(features[test], labels[test]))
+
+
+def probe_split(
+    labels: np.ndarray, *, seed: int, test_fraction: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (train, test) of the probes' held-out split, stratified by label."""
+    labels = np.asarray(labels)
+    if np.unique(labels).size < 2:
+        raise ValueError("a linear probe needs at least two label classes")
+    index = np.arange(labels.shape[0])
+    train, test = train_test_split(
+        index, test_size=test_fraction, stratify=labels, random_state=seed
+    )
+    return np.sort(train), np.sort(test)
 
 
 def localization_share(token_gain: np.ndarray, revealed: np.ndarray, mask: np.ndarray) -> float:

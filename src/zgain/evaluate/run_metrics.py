@@ -10,14 +10,9 @@ import pyarrow as pa
 
 from zgain.core.io import list_array
 from zgain.cvae.diagnostics import active_units
-from zgain.evaluate.estimators import (
-    linear_probe_accuracy,
-    localization_share,
-    mutual_information_q,
-    spearman,
-    strategy_recovery,
-)
-from zgain.evaluate.gains import gain_summary
+from zgain.evaluate.decomposition import decomposition
+from zgain.evaluate.estimators import localization_share, mutual_information_q, spearman
+from zgain.evaluate.recovery import strategy_recovery_beyond_x
 from zgain.evaluate.schema import EVAL_SCHEMA
 from zgain.evaluate.scoring import PerExample
 from zgain.world.splits import Split
@@ -28,6 +23,11 @@ def revealed_positions(split: Split, mask: np.ndarray, min_nats: float) -> np.nd
     return mask & (split.oracle_token_info > min_nats)
 
 
+def token_z_information(scores: PerExample, mask: np.ndarray) -> np.ndarray:
+    """i^θ_t = m_t − ℓ_t (N, T), 0 off the mask; each row sums to M_i − L_i."""
+    return np.where(mask, scores.token_nll_marginal - scores.token_nll_post, 0.0)
+
+
 def evaluation_table(
     variant: str,
     seed: int,
@@ -35,34 +35,26 @@ def evaluation_table(
     surprisal: np.ndarray,
     mask: np.ndarray,
     scores: PerExample,
-    revealed: np.ndarray,
 ) -> pa.Table:
     """One row per test example in `EVAL_SCHEMA`."""
     n = len(split)
-    b = np.where(mask, surprisal.astype(np.float64), 0.0)
     n_tokens = mask.sum(1)
-    total = b.sum(1)
-    token_gain = np.where(mask, b - scores.token_nll_post, 0.0)
     columns = {
         "example_id": pa.array(split.example_id),
         "variant": pa.array([variant] * n),
         "seed": pa.array(np.full(n, seed, dtype=np.int32)),
         "strategy": pa.array(split.strategy.astype(np.int16)),
         "n_tokens": pa.array(n_tokens.astype(np.int32)),
-        "surprisal_sum": pa.array(total),
-        "surprisal_mean": pa.array(total / n_tokens),
+        "surprisal_sum": pa.array(np.where(mask, surprisal.astype(np.float64), 0.0).sum(1)),
         "nll_post": pa.array(scores.nll_post),
-        "nll_post_mean": pa.array(scores.nll_post / n_tokens),
-        "nll_prior": pa.array(scores.nll_prior),
-        "nll_shuffled": pa.array(scores.nll_shuffled),
-        "nll_zero": pa.array(scores.nll_zero),
+        "nll_marginal": pa.array(scores.nll_marginal),
         "kl": pa.array(scores.kl),
-        "log_lik_iw": pa.array(scores.log_lik_iw),
+        "nll_shuffled": pa.array(scores.nll_shuffled),
+        "nll_prior": pa.array(scores.nll_prior),
         "oracle_nll": pa.array(split.oracle_nll),
         "oracle_info": pa.array(split.oracle_info),
-        "gain": pa.array(total - scores.nll_post),
-        "token_gain": list_array(token_gain, n_tokens),
-        "revealed": list_array(revealed, n_tokens),
+        "token_z_information": list_array(token_z_information(scores, mask), n_tokens),
+        "oracle_token_info": list_array(np.where(mask, split.oracle_token_info, 0.0), n_tokens),
     }
     return pa.table(columns).cast(EVAL_SCHEMA)
 
@@ -74,42 +66,46 @@ def run_metrics(
     scores: PerExample,
     revealed: np.ndarray,
     *,
-    n_strategies: int,
+    iw_samples: int,
     probe_test_fraction: float,
     seed: int,
 ) -> dict[str, float]:
-    """Every aggregate of one (variant, seed) run, flat for `dvc metrics`."""
-    b = np.where(mask, surprisal.astype(np.float64), 0.0)
-    total = b.sum(1)
-    metrics = gain_summary(
-        seq_base=total,
-        seq_post=scores.nll_post,
-        seq_shuffled=scores.nll_shuffled,
-        seq_prior=scores.nll_prior,
-        seq_zero=scores.nll_zero,
+    """Every aggregate of one (variant, seed) run, flat: decomposition, usage, recovery."""
+    base = np.where(mask, surprisal.astype(np.float64), 0.0).sum(1)
+    metrics = decomposition(
+        base=base,
+        post=scores.nll_post,
+        marginal=scores.nll_marginal,
         kl=scores.kl,
-        log_lik_iw=scores.log_lik_iw,
+        shuffled=scores.nll_shuffled,
+        prior=scores.nll_prior,
         n_tokens=mask.sum(1),
-        oracle_info=split.oracle_info,
         oracle_nll=split.oracle_nll,
+        oracle_info=split.oracle_info,
     )
+    z_info_tokens = token_z_information(scores, mask)
+    oracle_tokens = np.where(mask, split.oracle_token_info, 0.0)
     n_active, _ = active_units(scores.mu)
     mi, mi_cap = mutual_information_q(scores.mu, scores.logvar, seed=seed)
-    recovery = strategy_recovery(scores.mu, split.strategy, n_clusters=n_strategies, seed=seed)
-    token_gain = np.where(mask, b - scores.token_nll_post, 0.0)
     metrics |= {
+        "localization_share": localization_share(z_info_tokens, revealed, mask),
+        "oracle_localization_share": localization_share(oracle_tokens, revealed, mask),
+        "token_info_spearman": spearman(z_info_tokens[mask], oracle_tokens[mask]),
+        "revealed_token_share": float(revealed.sum() / mask.sum()),
         "active_units": float(n_active),
         "mi_q_nats": mi,
         "mi_q_cap_nats": mi_cap,
-        "strategy_nmi": recovery["nmi"],
-        "strategy_matched_accuracy": recovery["matched_accuracy"],
-        "strategy_probe_accuracy": linear_probe_accuracy(
-            scores.mu, split.strategy, seed=seed, test_fraction=probe_test_fraction
-        ),
-        "localization_share": localization_share(token_gain, revealed, mask),
-        "revealed_token_share": float(revealed.sum() / mask.sum()),
-        "spearman_surprisal_gain": spearman(total / mask.sum(1), total - scores.nll_post),
+        "iw_samples": float(iw_samples),
         "n_examples": float(len(split)),
     }
+    metrics |= strategy_recovery_beyond_x(
+        scores.z_sample,
+        scores.mu,
+        split.strategy_prior,
+        split.strategy_posterior,
+        split.strategy,
+        seed=seed,
+        test_fraction=probe_test_fraction,
+    )
     metrics |= {f"kl_dim_{j}": float(v) for j, v in enumerate(scores.kl_per_dim.mean(0))}
     return metrics

@@ -1,4 +1,7 @@
-"""What the evaluate stage writes: the per-example table and the run-environment key."""
+"""What the evaluate stage writes: the per-example table and the keys of its metrics.json.
+
+The report reads these names; keeping them here lets it depend on this file alone.
+"""
 
 from __future__ import annotations
 
@@ -12,24 +15,75 @@ EVAL_SCHEMA = pa.schema(
         ("strategy", pa.int16()),
         ("n_tokens", pa.int32()),  # T_i
         ("surprisal_sum", pa.float64()),  # B_i, frozen base
-        ("surprisal_mean", pa.float64()),  # b_i = B_i / T_i
-        ("nll_post", pa.float64()),  # L_i, z ~ q(z|x,y), mean over S samples
-        ("nll_post_mean", pa.float64()),  # ℓ̄_i = L_i / T_i
-        ("nll_prior", pa.float64()),  # z ~ p(z|x)
+        ("nll_post", pa.float64()),  # L_i = E_q[−log p(y|x,z)]
+        ("nll_marginal", pa.float64()),  # M_i = −log p̂_K(y|x), defensive mixture
+        ("kl", pa.float64()),  # KL(q(z|x,y) ‖ p(z|x))
         ("nll_shuffled", pa.float64()),  # z from another example's posterior
-        ("nll_zero", pa.float64()),  # z = 0
-        ("kl", pa.float64()),  # KL(q(z|x,y) ‖ p(z|x)), nats
-        ("log_lik_iw", pa.float64()),  # log p̂_K(y|x)
-        ("oracle_nll", pa.float64()),  # −log p(y|x)
-        ("oracle_info", pa.float64()),  # I*
-        ("gain", pa.float64()),  # B_i − L_i
-        ("token_gain", pa.list_(pa.float64())),  # b_t − ℓ_t on the y tokens and EOS
-        (
-            "revealed",
-            pa.list_(pa.bool_()),
-        ),  # oracle per-token information > evaluate.reveal_min_nats
+        ("nll_prior", pa.float64()),  # z ~ p(z|x)
+        ("oracle_nll", pa.float64()),  # NLL*_i = −log p(y|x)
+        ("oracle_info", pa.float64()),  # I*_i
+        ("token_z_information", pa.list_(pa.float64())),  # i^θ_t = m_t − ℓ_t, sums to M − L
+        ("oracle_token_info", pa.list_(pa.float64())),  # the oracle's per-token information
     ]
 )
 
 ENVIRONMENT_KEY = "environment"
 """Key of metrics.json holding what the run ran on (device, dtype, threads, torch version)."""
+
+DECOMPOSITION_KEYS: tuple[str, ...] = (
+    "base_nll",
+    "posterior_nll",
+    "marginal_nll",
+    "gross_gain",
+    "marginal_gain",
+    "z_information",
+    "capture",
+    "net_gain",
+    "kl",
+    "z_reliance",
+    "prior_sample_gain",
+    "oracle_nll",
+    "oracle_info",
+    "oracle_marginal_gain",
+    "oracle_gross_gain",
+    "frac_gain_pop",
+    "frac_gain_pop_ceiling",
+    "frac_gain_ex",
+    "frac_gain_ex_ceiling",
+    "frac_gain_pop_tok",
+    "frac_gain_pop_tok_ceiling",
+    "frac_z_information",
+    "frac_z_information_ceiling",
+    "z_information_se",
+)
+"""Keys of zgain.evaluate.decomposition.decomposition, in report order."""
+
+RECOVERY_KEYS: tuple[str, ...] = (
+    "probe_accuracy",
+    "probe_accuracy_mean",
+    "probe_floor",
+    "probe_ceiling",
+    "normalized_recovery",
+    "normalized_recovery_mean",
+    "kmeans_accuracy",
+    "kmeans_nmi",
+    "kmeans_accuracy_mean",
+    "kmeans_nmi_mean",
+    "kmeans_accuracy_floor",
+    "kmeans_accuracy_ceiling",
+    "kmeans_nmi_ceiling",
+)
+"""Keys of zgain.evaluate.recovery.strategy_recovery_beyond_x."""
+
+USAGE_KEYS: tuple[str, ...] = (
+    "localization_share",
+    "oracle_localization_share",
+    "token_info_spearman",
+    "revealed_token_share",
+    "active_units",
+    "mi_q_nats",
+    "mi_q_cap_nats",
+    "iw_samples",
+    "n_examples",
+)
+"""Run metrics of zgain.evaluate.run_metrics beyond the decomposition and recovery keys."""

@@ -1,10 +1,13 @@
 """Per-example evaluation of a trained CVAE on the test split.
 
-docs/method.md#evaluation-quantities.
+docs/method.md#evaluation-quantities. For every example, from one set of K latent samples drawn
+from the defensive mixture π = ½ q(z|x,y) + ½ p(z|x) (the first K/2 from q, the last K/2 from
+the prior: a deterministic-mixture allocation, unbiased for the mixture weights):
 
-For every example: the sequence NLL with z from the posterior (mean over S samples), from the
-prior, shuffled across examples and z = 0; KL(q ‖ p); the importance-weighted log p̂_K(y | x);
-the per-token gain b_t − ℓ_t; and the posterior moments used by the aggregate metrics.
+- L   = E_q[−log p(y|x,z)], the mean over the K/2 posterior samples;
+- M   = −log p̂_K(y|x), p̂_K = Σ_k w_k p(y|x,z_k) / Σ_k w_k, w_k = p(z_k|x) / π(z_k) ≤ 2;
+- m_t = −log p̂_K(y_t | y_<t, x) from the prefix marginals of the same samples, Σ_t m_t = M;
+- L_prior (the K/2 prior samples), L_shuf (one posterior sample of another example), KL.
 """
 
 from __future__ import annotations
@@ -16,32 +19,25 @@ import torch
 from torch import Tensor
 from tqdm import tqdm
 
-from zgain.core.environment import autocast_context
-from zgain.core.nll import token_nll
-from zgain.core.sequences import SeqBatch, chunks, select, target_frame
-from zgain.cvae.model import CVAE, kl_diag_gaussians, reparameterize
-from zgain.evaluate.estimators import gaussian_log_density, iw_log_likelihood
+from zgain.core.sequences import SeqBatch, chunks, select
+from zgain.cvae.marginal import sample_gaussian, score_mixture, token_logp
+from zgain.cvae.model import CVAE, kl_diag_gaussians
 
 
 class PerExample(NamedTuple):
-    """Arrays over the N test examples, nats."""
+    """Arrays over the N test examples, nats (float64)."""
 
-    nll_post: np.ndarray  # (N,) L_i, mean over S posterior samples of Σ_t ℓ_t
-    nll_prior: np.ndarray  # (N,) z ~ p(z|x), mean over S samples
-    nll_shuffled: np.ndarray  # (N,) z drawn from q of another example
-    nll_zero: np.ndarray  # (N,) z = 0
-    token_nll_post: np.ndarray  # (N, T) ℓ_t averaged over the S posterior samples, 0 off the mask
+    nll_post: np.ndarray  # (N,) L_i
+    nll_marginal: np.ndarray  # (N,) M_i
+    nll_prior: np.ndarray  # (N,) z ~ p(z|x)
+    nll_shuffled: np.ndarray  # (N,) z ~ q of another example
+    token_nll_post: np.ndarray  # (N, T) ℓ_t averaged over the posterior samples, 0 off the mask
+    token_nll_marginal: np.ndarray  # (N, T) m_t, 0 off the mask
     kl: np.ndarray  # (N,) KL(q(z|x,y) ‖ p(z|x)) summed over dims
     kl_per_dim: np.ndarray  # (N, D)
-    log_lik_iw: np.ndarray  # (N,) log p̂_K(y | x)
     mu: np.ndarray  # (N, D) posterior means
     logvar: np.ndarray  # (N, D)
-
-
-def _sequence_nll(model: CVAE, part: SeqBatch, z: Tensor, max_x_len: int) -> Tensor:
-    """Per-token NLL (B, T) of the decoder for latents z (B, D)."""
-    logits = target_frame(model.decode(part.decoder_input, z), max_x_len)
-    return token_nll(logits.float(), part.targets, part.mask)
+    z_sample: np.ndarray  # (N, D) one z ~ q(z|x,y) per example
 
 
 def shuffle_partner(n: int, generator: torch.Generator) -> Tensor:
@@ -59,71 +55,51 @@ def evaluate_examples(
     model: CVAE,
     batch: SeqBatch,
     *,
-    posterior_samples: int,
     iw_samples: int,
     batch_size: int,
     max_x_len: int,
     device: torch.device,
     seed: int,
 ) -> PerExample:
-    """Score every example of `batch`; deterministic for a fixed seed."""
+    """Score every example of `batch` with K = iw_samples mixture samples; deterministic per seed.
+
+    batch_size counts examples per forward pass (each expands to K sequences).
+    """
     model.eval().to(device)
     generator = torch.Generator(device=device).manual_seed(seed)
     n = batch.targets.shape[0]
+    partner = shuffle_partner(n, torch.Generator().manual_seed(seed)).to(device)
+    # The shuffled condition takes another example's posterior sample: all posteriors first.
+    posteriors = [
+        model.posterior(select(batch, rows).encoder_input.to(device)) for rows in chunks(n, 512)
+    ]
+    mu_all = torch.cat([mu.float() for mu, _ in posteriors])
+    logvar_all = torch.cat([logvar.float() for _, logvar in posteriors])
+    z_shuffled = sample_gaussian(mu_all, logvar_all, 1, generator)[partner]  # (N, 1, D)
     out: dict[str, list[np.ndarray]] = {name: [] for name in PerExample._fields}
-    partner = shuffle_partner(n, torch.Generator().manual_seed(seed))
-    # z for the shuffled condition comes from another example's posterior: compute all first.
-    all_mu, all_logvar = [], []
-    for rows in chunks(n, batch_size):
-        mu, logvar = model.posterior(select(batch, rows).encoder_input.to(device))
-        all_mu.append(mu.float())
-        all_logvar.append(logvar.float())
-    mu_all, logvar_all = torch.cat(all_mu), torch.cat(all_logvar)
-    z_shuffled = reparameterize(mu_all, logvar_all, generator)[partner.to(device)]
     for rows in tqdm(list(chunks(n, batch_size)), desc="evaluate", unit="batch"):
         part = select(batch, rows).to(device)
         mu_q, logvar_q = mu_all[rows], logvar_all[rows]
-        mu_p, logvar_p = model.prior(part.prior_input)
-        mu_p, logvar_p = mu_p.float(), logvar_p.float()
-        with autocast_context(device):
-            samples = [
-                reparameterize(mu_q, logvar_q, generator)
-                for _ in range(max(iw_samples, posterior_samples))
-            ]
-            token_nlls = [_sequence_nll(model, part, z, max_x_len) for z in samples]  # each (B, T)
-            prior_nll = [
-                _sequence_nll(
-                    model, part, reparameterize(mu_p, logvar_p, generator), max_x_len
-                ).sum(1)
-                for _ in range(posterior_samples)
-            ]
-            shuffled = _sequence_nll(model, part, z_shuffled[rows], max_x_len).sum(1)
-            zero = _sequence_nll(model, part, torch.zeros_like(mu_q), max_x_len).sum(1)
-        post_tokens = torch.stack(token_nlls[:posterior_samples]).double().mean(0)  # (B, T)
-        z_iw = (
-            torch.stack(samples[:iw_samples], dim=1).cpu().numpy().astype(np.float64)
-        )  # (B, K, D)
-        log_p_y = (
-            -torch.stack(token_nlls[:iw_samples], dim=1).sum(2).cpu().numpy().astype(np.float64)
-        )  # (B, K)
-        moments = [
-            t.cpu().numpy().astype(np.float64)[:, None, :] for t in (mu_p, logvar_p, mu_q, logvar_q)
-        ]
-        log_prior = gaussian_log_density(z_iw, moments[0], moments[1])
-        log_q = gaussian_log_density(z_iw, moments[2], moments[3])
-        kl_dims = kl_diag_gaussians(mu_q, logvar_q, mu_p, logvar_p)
+        mixture = score_mixture(model, part, mu_q, logvar_q, iw_samples, generator, max_x_len)
+        half = mixture.half
+        token_post = -mixture.token_logp[:, :half].mean(dim=1)  # (B, T)
+        shuffled = -token_logp(model, part, z_shuffled[rows], max_x_len).sum(dim=2)[:, 0]
+        kl_dims = kl_diag_gaussians(
+            *(t.double() for t in (mu_q, logvar_q, mixture.mu_p, mixture.logvar_p))
+        )  # (B, D), float64 so that the per-dimension values sum to the total exactly
         values = {
-            "nll_post": post_tokens.sum(1),
-            "nll_prior": torch.stack(prior_nll).mean(0),
+            "nll_post": token_post.sum(dim=1),
+            "nll_marginal": mixture.marginal,
+            "nll_prior": -mixture.token_logp[:, half:].sum(dim=2).mean(dim=1),
             "nll_shuffled": shuffled,
-            "nll_zero": zero,
-            "token_nll_post": post_tokens,
-            "kl": kl_dims.sum(1),
+            "token_nll_post": token_post,
+            "token_nll_marginal": mixture.token_marginal,
+            "kl": kl_dims.sum(dim=1),
             "kl_per_dim": kl_dims,
             "mu": mu_q,
             "logvar": logvar_q,
+            "z_sample": mixture.z[:, 0],
         }
         for name, tensor in values.items():
             out[name].append(tensor.double().cpu().numpy())
-        out["log_lik_iw"].append(iw_log_likelihood(log_p_y, log_prior, log_q))
     return PerExample(**{name: np.concatenate(parts) for name, parts in out.items()})

@@ -1,15 +1,16 @@
-"""The report: tables, figures and metrics from evaluation outputs, and the Markdown
-summary that presents them with a generated commentary.
+"""The report: tables, figures and metrics from evaluation outputs, and the Markdown summary
+that presents them with a generated commentary and one glossary.
 
-`build_report` computes everything in memory from `zgain.report_tables.EvalResults`;
+`build_report` computes everything in memory from `zgain.report.loading.EvalResults`;
 `write_report` puts it under `reports_dir`, each file atomically. No number in the summary is
-typed by hand: each comes from a table that is also written as CSV.
+typed by hand: each comes from a table that is also written as CSV
+(docs/method.md#evaluation-quantities, docs/method.md#uncertainty-over-seeds).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,63 +19,40 @@ from matplotlib.figure import Figure
 
 from zgain.core.io import atomic_path, write_json
 from zgain.params import Params
+from zgain.report.commentary import (
+    WINNER_METRICS,
+    damage_sentences,
+    fmt,
+    fmt_stats,
+    paired_sentence,
+    winner_sentence,
+)
 from zgain.report.figures import build_figures, save_png
+from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
+from zgain.report.loading import EvalResults
+from zgain.report.statistics import method_label, percent
 from zgain.report.tables import (
-    METRIC_GROUPS,
-    ORACLE,
-    OVER_SEEDS,
-    EvalResults,
-    anchor_table,
-    gain_by_position,
+    DECOMPOSITION,
+    PAIRED_MEASURES,
+    SEED_TABLES,
+    SEEDS,
+    TableSpec,
+    information_by_position,
+    information_by_position_plot,
     metrics_summary,
-    mi_cap,
-    oracle_gain_rows,
     paired_table,
-    rate_gain,
+    rate_information,
     seed_table,
 )
 
 SUMMARY_FILE = "summary.md"
 METRICS_FILE = "metrics.json"
 TABLES_DIR, FIGURES_DIR, PLOTS_DIR = "tables", "figures", "plots"
-PAIRED_TABLE = "paired_wilcoxon"
-ANCHOR_TABLE = "anchors"
-NA = "n/a"  # a metric that is undefined (null) for every run
-NOT_APPLICABLE = "—"  # a metric that an anchor row does not have
-DIGITS = 3
-
-GROUP_TITLES = {
-    "gains": "Gains (nats per sequence) and fractional gains",
-    "posterior": "Posterior usage",
-    "recovery": "Strategy recovery and localization",
-    "per_token": "Per token and in bits",
-}
-GROUP_NOTES = {
-    "gains": (
-        "G_z (`gain_z_nats_seq`) = mean(L_shuffled − L_post) is the gain z carries beyond the "
-        "fine-tuned decoder; gross = mean(B − L_post); net = gross − KL (bits-back); iw = "
-        "mean(B + log p̂_K). `frac_gain_pop` = 1 − ΣL/ΣB, `frac_gain_ex` = mean(1 − L_i/B_i); "
-        "`capture_ratio` = G_z / mean I*. The oracle row is a latent that knows the strategy: "
-        "its G_z is I* (CI over test examples) and its capture ratio is 1 by definition."
-    ),
-    "per_token": "`_tok` = Σ_i gain_i / Σ_i T_i (ratio of means); bits = nats / log 2.",
-}
-WINNER_NOTE = (
-    "G_z compares the posterior z with another example's z; when the decoder has learned to rely "
-    "on z, a wrong z costs more than the strategy information itself, so G_z can exceed the "
-    "oracle's mean I* while the gross gain B − L is small or negative. Read the two together."
-)
-ANCHOR_MEANINGS = {
-    "surprisal_sum_nats": "mean B: the base model's code length (nats/seq)",
-    "oracle_nll_nats": "mean −log p(y|x): the Bayes-optimal z-free code length",
-    "base_excess_nats": "base excess: mean B − mean(−log p(y|x))",
-    "oracle_info_nats": "mean I*: the z-gain of a latent that knows the strategy",
-    "capture_ratio": "capture ratio of that latent",
-}
-PAIRED_MEANINGS = {
-    "z_gain": "per-example L_shuffled − L_post",
-    "gross_gain": "per-example B − L_post",
-}
+PAIRED_TABLE, POSITION_TABLE, RUNS_TABLE = "paired", "information_by_position", "runs"
+NOT_APPLICABLE = "—"  # a column a reference row does not have
+SYMBOL = {"gross_gain": "G", "marginal_gain": "G^marg", "z_information": "I^θ"}
+INTEGER_METRICS = frozenset({"iw_samples", "latent_dim"})
+FIGURE_METRICS = ("token_z_information", "oracle_token_info", "oracle_info")
 
 
 @dataclass(frozen=True)
@@ -84,22 +62,8 @@ class Report:
     tables: dict[str, pd.DataFrame]  # tables/<name>.csv
     plots: dict[str, pd.DataFrame]  # plots/<name>.csv: dvc plots data
     figures: dict[str, Figure]  # figures/<name>.png
-    metrics: dict[str, dict]  # metrics.json: {variant|base|oracle: {metric: mean}}
+    metrics: dict  # metrics.json: {"headline_rate": null, "variants": {...}}
     summary: str  # summary.md
-
-
-def fmt(value: float, digits: int = DIGITS) -> str:
-    return f"{value:.{digits}f}" if math.isfinite(value) else NA
-
-
-def fmt_interval(row: pd.Series, n_seeds: int) -> str:
-    """`mean [low, high]`, flagged `(n=k)` when only k of the seeds define the metric."""
-    if not math.isfinite(row["mean"]):
-        return NA
-    text = f"{fmt(row['mean'])} [{fmt(row['low'])}, {fmt(row['high'])}]"
-    if row["over"] == OVER_SEEDS and row["n"] < n_seeds:
-        text += f" (n={row['n']})"
-    return text
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -111,41 +75,54 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(header), "|" + "---|" * len(header), *map(line, rows)])
 
 
-def metric_table(table: pd.DataFrame, metrics: Sequence[str], n_seeds: int) -> str:
-    """Rows in the table's order of first appearance, one column per metric."""
-    cells = {(r["variant"], r["metric"]): fmt_interval(r, n_seeds) for _, r in table.iterrows()}
-    names = list(dict.fromkeys(table["variant"]))
-    rows = [[name] + [cells.get((name, m), NOT_APPLICABLE) for m in metrics] for name in names]
-    return markdown_table(["variant", *(f"`{m}`" for m in metrics)], rows)
+def column_header(metric: str) -> str:
+    return f"`{metric}` ({SYMBOL[metric]})" if metric in SYMBOL else f"`{metric}`"
 
 
-def winner_sentence(
-    gains: pd.DataFrame, metric: str, label: str, confidence: float, n_seeds: int
-) -> str:
-    """Which variant has the largest mean `metric`, and whether its CI overlaps the runner-up's."""
-    rows = gains[(gains["metric"] == metric) & (gains["variant"] != ORACLE)]
-    rows = rows[rows["mean"].notna()].sort_values("mean", ascending=False, kind="stable")
-    if rows.empty:
-        return f"No variant has a defined {label} (`{metric}`)."
-    first = rows.iloc[0]
-    text = f"Largest {label} (`{metric}`): **{first['variant']}**, {fmt_interval(first, n_seeds)}."
-    if len(rows) == 1:
-        return text + " There is no other variant to compare it with."
-    second = rows.iloc[1]
-    overlap = first["low"] <= second["high"] and second["low"] <= first["high"]
-    verdict = (
-        "overlap, so these seeds do not separate the two"
-        if overlap
-        else "do not overlap: the lead is larger than the seed-to-seed spread"
-    )
-    return (
-        text + f" Runner-up: {second['variant']}, {fmt_interval(second, n_seeds)}; "
-        f"the {confidence:.0%} CIs {verdict}."
-    )
+def cell_text(row: Mapping, n_seeds: int) -> str:
+    """A seed cell as `mean [low, high]` (`(n=k)` when k < n seeds define it); others as values."""
+    if row["kind"] != SEEDS:
+        return fmt(row["mean"], 0 if row["source"] in INTEGER_METRICS else 3)
+    if row["n"] == 0:
+        return fmt(math.nan)
+    text = fmt(row["mean"], 0) if row["metric"] in INTEGER_METRICS else fmt_stats(row)
+    return text + (f" (n={row['n']})" if row["n"] < n_seeds else "")
 
 
-def _header(params: Params, n_runs: int) -> list[str]:
-    data, cvae, settings = params.data, params.cvae, params.report
+def render_table(spec: TableSpec, table: pd.DataFrame, n_seeds: int) -> str:
+    """The Markdown of one long table: one row per label in order, one column per metric."""
+    cells = {(r["variant"], r["metric"]): cell_text(r, n_seeds) for _, r in table.iterrows()}
+    labels = list(dict.fromkeys(table["variant"]))
+    rows = [
+        [label] + [cells.get((label, m), NOT_APPLICABLE) for m in spec.columns] for label in labels
+    ]
+    return markdown_table(["row", *map(column_header, spec.columns)], rows)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def caption(number: int, title: str, method: str, note: str = "") -> str:
+    return f"*Table {number}. {title}; {method}.*" + (f" {note}" if note else "")
+
+
+def header(params: Params, results: EvalResults) -> list[str]:
+    data, confidence = params.data, params.report.confidence
+    n_seeds = len(results.seeds)
+    n_test = results.split_value("n_examples")
+    if n_seeds == 1:
+        intervals = (
+            "One seed: every cell is that seed's value, with no interval (one seed has no "
+            "spread, so nothing can be said about variation over seeds)."
+        )
+    else:
+        intervals = (
+            f"Cells over seeds: {method_label(n_seeds, confidence)}. The seeds are the "
+            "replicates (each run's metric is a mean over its test examples); the interval is "
+            f"mean ± t_{{{0.5 + confidence / 2:g}, n−1}} · s/√n over the n seed values (s their "
+            "standard deviation). `(n=k)`: only k seeds define the metric."
+        )
     return [
         "# zgain report",
         "",
@@ -153,124 +130,177 @@ def _header(params: Params, n_runs: int) -> list[str]:
         "",
         f"- World: K = {len(data.transforms)} strategies ({', '.join(data.transforms)}), "
         f"V = {data.vocab_size} content tokens, x length {data.length_min}–{data.length_max}, "
-        f"noise ε = {data.noise}, `{data.prior}` prior.",
-        f"- Runs: {len(cvae.variants)} variants × {len(cvae.seeds)} seeds = {n_runs} "
-        f"(variants: {', '.join(cvae.variants)}; seeds: {', '.join(map(str, cvae.seeds))}), "
-        f"each scored on n_test = {data.n_test} test examples.",
-        f"- Cells: mean over seeds [{settings.confidence:.0%} percentile-bootstrap CI, "
-        f"{settings.n_resamples} resamples]; `(n=k)`: only k seeds define the metric; "
-        f"{NA}: undefined; {NOT_APPLICABLE}: does not apply.",
+        f"noise ε = {data.noise}, `{data.prior}` prior; N = {fmt(n_test, 0)} test examples.",
+        f"- Runs: {plural(len(results.variants), 'variant')} × {plural(n_seeds, 'seed')} = "
+        f"{plural(len(results.runs), 'run')} "
+        f"(variants: {', '.join(results.variants)}; seeds: {', '.join(map(str, results.seeds))}).",
+        f"- Intervals: {intervals} Reference rows (`base`, `oracle`, `floor`, `ceiling`, `cap`, "
+        f"`even spread`) are fixed by the test split and the settings, the same in every run: "
+        f"no interval. n/a: undefined; {NOT_APPLICABLE}: does not apply.",
     ]
+
+
+def paired_section(paired: pd.DataFrame, baseline: str, method: str, number: int) -> list[str]:
+    lines = [f"## Paired comparisons against the baseline ({baseline})", ""]
+    if paired.empty:
+        return [*lines, f"Only the baseline {baseline} is listed: there is nothing to compare."]
+    lines.append(
+        caption(
+            number,
+            f"Differences variant − {baseline} on the same seed",
+            method,
+            "Each cell is the mean of the per-seed differences with its interval; when the "
+            "interval contains 0 the seeds do not separate them. Units as in Table 1.",
+        )
+    )
+    cells = {(r["variant"], r["metric"]): r for _, r in paired.iterrows()}
+    variants = list(dict.fromkeys(paired["variant"]))
+    rows = [
+        [v] + [fmt_stats(cells[(v, m)], signed=True) for m in PAIRED_MEASURES] for v in variants
+    ]
+    lines += ["", markdown_table(["variant", *map(column_header, PAIRED_MEASURES)], rows), ""]
+    lines += [f"- {paired_sentence(paired[paired['variant'] == v], v, baseline)}" for v in variants]
+    return lines
+
+
+FIGURE_CAPTIONS = {
+    "rate_information.png": (
+        "`z_information` (left) and `marginal_gain` (right) against `kl`, one point per "
+        "(variant, seed) run, colour per variant, marker per seed ({runs}); dashed: the "
+        "oracle's mean I* (`oracle_info`); dotted: I^θ = kl, which bounds the true I^θ."
+    ),
+    "gain_decomposition.png": (
+        "Gross gain per variant as stacked bars, `marginal_gain` (hatched) + `z_information` "
+        "(solid), {method}; positive parts stack up and negative parts down from 0; the dot is "
+        "`gross_gain` with its interval; the oracle bar beside (`oracle_marginal_gain` + I*)."
+    ),
+    "information_by_position.png": (
+        "Mean `token_z_information` by target position per variant, pooled over seeds, beside "
+        "the oracle's `oracle_token_info` (dashed); {method}, the band being the interval over "
+        "the per-seed position means."
+    ),
+}
+
+
+def figure_section(names: Sequence[str], n_seeds: int, confidence: float) -> list[str]:
+    method = method_label(n_seeds, confidence)
+    runs = f"{plural(n_seeds, 'seed')} per variant, each run its own point: no interval"
+    lines = ["## Figures", ""]
+    for number, name in enumerate(names, 1):
+        text = FIGURE_CAPTIONS[name].format(method=method, runs=runs)
+        lines += [
+            f"![{Path(name).stem}]({FIGURES_DIR}/{name})",
+            "",
+            f"*Figure {number}.* {text}",
+            "",
+        ]
+    return lines
+
+
+def glossary_names() -> list[str]:
+    """Every metric a table column, a reference cell, a caption or a figure names."""
+    named = {m for spec in SEED_TABLES for m in spec.columns}
+    named |= {
+        source
+        for spec in SEED_TABLES
+        for reference in (*spec.before, *spec.after)
+        for source in reference.cells.values()
+        if isinstance(source, str)
+    }
+    named |= {*PAIRED_MEASURES, *FIGURE_METRICS, "revealed_token_share", "net_gain"}
+    return [name for name in GLOSSARY if name in named]
 
 
 def summary_markdown(
-    params: Params,
-    results: EvalResults,
-    tables: dict[str, pd.DataFrame],
-    figures: Sequence[str],
+    params: Params, results: EvalResults, tables: Mapping[str, pd.DataFrame], figures: Sequence[str]
 ) -> str:
-    """The Markdown summary: header, commentary, metric tables, anchors, paired tests, figures.
-
-    `tables` are those of `build_report`; `figures` the figure file names under figures/.
-    """
+    """The Markdown summary: header, tables, paired comparisons, commentary, figures, glossary."""
     n_seeds, confidence = len(results.seeds), params.report.confidence
-    gains = tables["gains"]
-    lines = _header(params, len(results.runs))
-    lines += ["", "## Which variant wins", ""]
-    headlines = [
-        ("gain_z_nats_seq", "z-attributable absolute gain"),
-        ("gain_gross_nats_seq", "gross absolute gain (code-length reduction B − L)"),
-        ("frac_gain_pop", "fractional gain"),
+    method = method_label(n_seeds, confidence)
+    lines = header(params, results)
+    for number, spec in enumerate(SEED_TABLES, 1):
+        lines += ["", f"## {spec.title}", "", caption(number, spec.title, method, spec.note), ""]
+        lines.append(render_table(spec, tables[spec.name], n_seeds))
+    baseline = params.report.baseline_variant
+    lines += [""] + paired_section(tables[PAIRED_TABLE], baseline, method, len(SEED_TABLES) + 1)
+    decomposition = tables[DECOMPOSITION.name]
+    weights = {v: params.cvae.variants[v].weights for v in results.variants}
+    lines += ["", "## Commentary", ""]
+    lines += [f"- {winner_sentence(decomposition, m, label)}" for m, label in WINNER_METRICS]
+    lines += [f"- {line}" for line in damage_sentences(decomposition, weights)]
+    lines += [
+        f"- Winners are named at the {percent(confidence)} level only when the leader's interval "
+        "excludes the runner-up's mean; with few seeds the intervals are wide, so an unnamed "
+        "winner is absence of evidence, not evidence of a tie.",
+        "",
     ]
-    lines.append(
-        " ".join(winner_sentence(gains, m, label, confidence, n_seeds) for m, label in headlines)
-    )
-    lines += ["", WINNER_NOTE]
-    for group, metrics in METRIC_GROUPS.items():
-        lines += ["", f"## {GROUP_TITLES[group]}", ""]
-        lines.append(metric_table(tables[group], metrics, n_seeds))
-        if group in GROUP_NOTES:
-            lines += ["", GROUP_NOTES[group]]
-        if group == "posterior":
-            cap = mi_cap(results)
-            n = f"{math.exp(cap):.0f}" if math.isfinite(cap) else NA
-            lines += [
-                "",
-                f"`mi_q_nats` cannot exceed log N = {fmt(cap)} nats (N = {n} test examples): "
-                "a value near the cap means at least that much, not that much.",
-            ]
-    anchors = tables[ANCHOR_TABLE]
-    lines += ["", "## Anchors: base and oracle", ""]
-    rows = [
-        [r["variant"], ANCHOR_MEANINGS[r["metric"]], fmt_interval(r, n_seeds), r["over"]]
-        for _, r in anchors.iterrows()
-    ]
-    lines.append(markdown_table(["row", "quantity", "value [CI]", "CI over"], rows))
-    lines += ["", *_paired_section(tables[PAIRED_TABLE], params.report.baseline_variant)]
-    lines += ["", "## Figures", ""]
-    lines += [f"![{Path(n).stem}]({FIGURES_DIR}/{n})" for n in figures]
+    lines += figure_section(figures, n_seeds, confidence)
+    lines += ["## Glossary", "", SYMBOLS, "", *glossary_lines(glossary_names())]
     return "\n".join(lines) + "\n"
 
 
-def _paired_section(paired: pd.DataFrame, baseline: str) -> list[str]:
-    lines = [f"## Paired tests against the baseline ({baseline})", ""]
-    if paired.empty:
-        return [*lines, f"Only the baseline {baseline} is listed: there is nothing to test."]
-    lines.append(
-        f"Two-sided Wilcoxon signed-rank over test examples; each gain is averaged over seeds "
-        f"per example, then paired by example_id. The baseline {baseline} is the reference and "
-        "has no row. Measures: "
-        + "; ".join(f"`{k}` = {v}" for k, v in PAIRED_MEANINGS.items())
-        + " (nats/seq). Median difference = variant − baseline."
-    )
-    rows = [
-        [
-            r["variant"],
-            f"`{r['measure']}`",
-            str(r["n"]),
-            fmt(r["median_difference"]),
-            fmt(r["statistic"], 1),
-            f"{r['p_value']:.2e}" if math.isfinite(r["p_value"]) else NA,
-        ]
-        for _, r in paired.iterrows()
-    ]
-    header = ["variant", "measure", "n", "median difference", "statistic", "p-value"]
-    return [*lines, "", markdown_table(header, rows)]
+def runs_table(results: EvalResults) -> pd.DataFrame:
+    """Every listed run's value of every metric the report shows, one row per run."""
+    columns = [name for name in glossary_names() if name in results.runs.columns]
+    return results.runs[["variant", "seed", *columns]].reset_index(drop=True)
 
 
 def build_report(results: EvalResults, params: Params) -> Report:
     """Every table, figure and metric of `reports/` for the listed runs."""
-    settings = params.report
-    anchors = anchor_table(results, settings)
-    tables = {g: seed_table(results, m, settings) for g, m in METRIC_GROUPS.items()}
-    tables["gains"] = pd.concat([tables["gains"], oracle_gain_rows(anchors)], ignore_index=True)
-    tables[ANCHOR_TABLE] = anchors
-    tables[PAIRED_TABLE] = paired_table(results, settings.baseline_variant)
-    plots = {"rate_gain": rate_gain(results), "gain_by_position": gain_by_position(results)}
-    figures = build_figures(results, tables["gains"], plots["gain_by_position"], plots["rate_gain"])
+    confidence = params.report.confidence
+    latent_dim = params.cvae.common.model.latent_dim
+    tables = {spec.name: seed_table(spec, results, confidence, latent_dim) for spec in SEED_TABLES}
+    tables[PAIRED_TABLE] = paired_table(results, params.report.baseline_variant, confidence)
+    tables[POSITION_TABLE] = information_by_position(results, confidence)
+    tables[RUNS_TABLE] = runs_table(results)
+    plots = {
+        "rate_information": rate_information(results),
+        "information_by_position": information_by_position_plot(tables[POSITION_TABLE]),
+    }
+    figures = build_figures(
+        plots["rate_information"],
+        tables[DECOMPOSITION.name],
+        tables[POSITION_TABLE],
+        results.variants,
+        results.seeds,
+    )
     return Report(
         tables=tables,
         plots=plots,
         figures=figures,
-        metrics=metrics_summary(results, anchors),
+        metrics=metrics_summary(results),
         summary=summary_markdown(params, results, tables, list(figures)),
     )
 
 
-def _write_csv(table: pd.DataFrame, path: Path) -> None:
+def write_csv(table: pd.DataFrame, path: Path) -> None:
     with atomic_path(path) as tmp:
         table.to_csv(tmp, index=False)
 
 
+def remove_stale(folder: Path, keep: set[str]) -> None:
+    """Delete the files of `folder` (owned by the report) that this report did not write."""
+    for path in sorted(folder.iterdir()) if folder.is_dir() else ():
+        if path.is_file() and path.name not in keep:
+            path.unlink()
+
+
 def write_report(report: Report, reports_dir: str | Path) -> None:
-    """Write every file of `report` under `reports_dir`, each atomically."""
+    """Write every file of `report` under `reports_dir`, each atomically.
+
+    tables/, plots/ and figures/ belong to the report: files there that an older report wrote
+    and this one does not are removed, so no stale table survives a change of the report.
+    """
     root = Path(reports_dir)
     for name, table in report.tables.items():
-        _write_csv(table, root / TABLES_DIR / f"{name}.csv")
+        write_csv(table, root / TABLES_DIR / f"{name}.csv")
     for name, table in report.plots.items():
-        _write_csv(table, root / PLOTS_DIR / f"{name}.csv")
+        write_csv(table, root / PLOTS_DIR / f"{name}.csv")
     for name, fig in report.figures.items():
         save_png(fig, root / FIGURES_DIR / name)
+    remove_stale(root / TABLES_DIR, {f"{name}.csv" for name in report.tables})
+    remove_stale(root / PLOTS_DIR, {f"{name}.csv" for name in report.plots})
+    remove_stale(root / FIGURES_DIR, set(report.figures))
     write_json(report.metrics, root / METRICS_FILE)
     with atomic_path(root / SUMMARY_FILE) as tmp:
         tmp.write_text(report.summary)

@@ -1,11 +1,14 @@
 """The figures of `reports/figures/`, drawn headless and deterministically.
 
 Figures are built on the Agg canvas directly (no pyplot, so no global backend or figure
-state): the same inputs give the same PNG bytes. Colours follow the variants' params order.
+state) at fixed sizes: the same inputs give the same PNG bytes. Colours follow the variants'
+params order, markers the seeds' (docs/method.md#evaluation-quantities for the quantities,
+docs/method.md#uncertainty-over-seeds for the intervals).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,111 +17,180 @@ import pandas as pd
 from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from zgain.core.io import atomic_path
-from zgain.report.tables import EvalResults, per_example
+from zgain.report.tables import ORACLE
 
 DPI = 120
-FIGSIZE = (6.4, 4.4)  # inches
-N_SURPRISAL_BINS = 10  # quantile bins of the base's token-mean surprisal b_i
+WIDE, SQUARE = (11.0, 4.6), (7.2, 4.6)  # inches
 PALETTE = "tab10"
+SEED_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+ORACLE_COLOUR = "dimgrey"
+MARGINAL_HATCH = "//"
+MARGINAL_ALPHA, Z_ALPHA = 0.35, 0.9
 # No "Software" entry: the bytes then do not change with the matplotlib version.
 PNG_METADATA: dict[str, str | None] = {"Software": None}
 
 
-def _colours(variants: Sequence[str]) -> dict[str, tuple]:
+def colours(variants: Sequence[str]) -> dict[str, tuple]:
     cmap = colormaps[PALETTE]
     return {v: cmap(i % cmap.N) for i, v in enumerate(variants)}
 
 
-def _new_figure(title: str, xlabel: str, ylabel: str) -> tuple[Figure, Axes]:
-    fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
+def new_figure(size: tuple[float, float], n_panels: int = 1) -> tuple[Figure, list[Axes]]:
+    fig = Figure(figsize=size, dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
-    ax.grid(alpha=0.3)
-    return fig, ax
+    axes = [fig.add_subplot(1, n_panels, i + 1) for i in range(n_panels)]
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    return fig, axes
 
 
-def _lines_per_variant(
-    ax: Axes, frame: pd.DataFrame, x: str, y: str, variants: Sequence[str]
-) -> None:
-    """One line with markers per variant, sorted by x, coloured in params order, with a legend."""
-    colours = _colours(variants)
-    for variant in variants:
-        rows = frame[frame["variant"] == variant].sort_values(x, kind="stable")
-        ax.plot(rows[x], rows[y], marker="o", color=colours[variant], label=variant)
-    ax.legend(fontsize="small")
+def rate_information_figure(
+    rate: pd.DataFrame, variants: Sequence[str], seeds: Sequence[int], oracle_info: float
+) -> Figure:
+    """z_information and marginal_gain (nats/seq) against kl (nats/seq), one point per run.
 
-
-def rate_gain_figure(rate_gain: pd.DataFrame, variants: Sequence[str]) -> Figure:
-    """KL rate against z-attributable gain, one point per (variant, seed) run."""
-    fig, ax = _new_figure(
-        "Rate–gain: one point per run", "KL(q ‖ p) (nats)", "z-attributable gain G_z (nats/seq)"
-    )
-    colours = _colours(variants)
-    for variant in variants:
-        runs = rate_gain[rate_gain["variant"] == variant]
-        ax.scatter(runs["kl_nats"], runs["gain_z_nats_seq"], color=colours[variant], label=variant)
-    ax.legend(fontsize="small")
-    return fig
-
-
-def gain_by_position_figure(by_position: pd.DataFrame, variants: Sequence[str]) -> Figure:
-    """Mean token gain b_t − ℓ_t per target position, pooled over seeds."""
-    fig, ax = _new_figure(
-        "Gain per token position", "target position t (y tokens, then EOS)", "mean b_t − ℓ_t (nats)"
-    )
-    ax.axhline(0.0, color="black", linewidth=0.8)
-    _lines_per_variant(ax, by_position, "position", "token_gain", variants)
-    return fig
-
-
-def binned_gain(results: EvalResults, n_bins: int = N_SURPRISAL_BINS) -> pd.DataFrame:
-    """Per variant and quantile bin of b_i: mean b_i and mean gross gain B − L (seeds pooled).
-
-    The bins are quantiles of the test examples' b_i, shared by every variant.
+    Colour per variant, marker per seed; the z_information panel has the oracle's mean I* as a
+    horizontal line and the line I^θ = kl (the ELBO bounds the true I^θ by the rate).
     """
-    base = per_example(results)["surprisal_mean"]
-    bins = pd.qcut(base, q=n_bins, labels=False, duplicates="drop")
-    examples = results.examples.assign(bin=results.examples["example_id"].map(bins))
-    grouped = examples.groupby(["variant", "bin"], sort=False)
-    return grouped[["surprisal_mean", "gain"]].mean().reset_index()
-
-
-def gain_vs_surprisal_figure(binned: pd.DataFrame, variants: Sequence[str]) -> Figure:
-    """Mean per-example gross gain against the base's token-mean surprisal, in quantile bins."""
-    fig, ax = _new_figure(
-        "Gain vs base surprisal (quantile bins)",
-        "base surprisal b_i (nats/token)",
-        "mean gross gain B − L (nats/seq)",
+    fig, (left, right) = new_figure(WIDE, 2)
+    palette = colours(variants)
+    markers = {s: SEED_MARKERS[i % len(SEED_MARKERS)] for i, s in enumerate(seeds)}
+    for ax, metric, label in (
+        (left, "z_information", "z-information I^θ (nats/seq)"),
+        (right, "marginal_gain", "marginal gain G^marg (nats/seq)"),
+    ):
+        for _, run in rate.iterrows():
+            ax.scatter(
+                run["kl"],
+                run[metric],
+                color=palette[run["variant"]],
+                marker=markers[run["seed"]],
+                s=40,
+                zorder=3,
+            )
+        ax.set(xlabel="kl = rate KL(q ‖ p) (nats/seq)", ylabel=label)
+        ax.axhline(0.0, color="grey", linewidth=0.8)
+    left.axhline(
+        oracle_info, color=ORACLE_COLOUR, linestyle="--", label=f"oracle I* = {oracle_info:.3f}"
     )
-    _lines_per_variant(ax, binned, "surprisal_mean", "gain", variants)
+    top = max(float(np.nanmax(rate["kl"].to_numpy(dtype=float), initial=0.0)), 1e-3)
+    left.plot([0.0, top], [0.0, top], color="grey", linestyle=":", label="I^θ = kl")
+    left.set_title("z-information against rate")
+    right.set_title("marginal gain against rate")
+    handles = [
+        Line2D([], [], color=palette[v], marker="o", linestyle="", label=v) for v in variants
+    ]
+    handles += [
+        Line2D([], [], color="grey", marker=markers[s], linestyle="", label=f"seed {s}")
+        for s in seeds
+    ]
+    left.legend(fontsize="small", loc="best")
+    right.legend(handles=handles, fontsize="small", loc="best")
     return fig
 
 
-def absolute_vs_fractional_figure(gains: pd.DataFrame, variants: Sequence[str]) -> Figure:
-    """Absolute (G_z) against fractional (F_pop) gain: mean over seeds with CI error bars."""
-    fig, ax = _new_figure(
-        "Absolute vs fractional gain (mean, CI over seeds)", "G_z (nats/seq)", "F_pop = 1 − ΣL/ΣB"
-    )
-    colours = _colours(variants)
-    stats = gains.set_index(["variant", "metric"])
-    for variant in variants:
-        x, y = stats.loc[(variant, "gain_z_nats_seq")], stats.loc[(variant, "frac_gain_pop")]
-        if not (np.isfinite(x["mean"]) and np.isfinite(y["mean"])):
+def bar_style(colour: tuple | str, alpha: float, hatch: str) -> dict:
+    """A bar filled with `colour` at `alpha`, black hatching (matplotlib hatches in edgecolor)."""
+    return {
+        "facecolor": to_rgba(colour, alpha),
+        "edgecolor": "black",
+        "linewidth": 0.0,
+        "hatch": hatch,
+    }
+
+
+def stacked_bar(ax: Axes, x: float, parts: Sequence[tuple[float, dict]]) -> None:
+    """Diverging stacked bar: positive parts stack up from 0, negative ones down from 0."""
+    up, down = 0.0, 0.0
+    for value, style in parts:
+        if not math.isfinite(value):
             continue
-        ax.errorbar(
-            x["mean"],
-            y["mean"],
-            xerr=[[x["mean"] - x["low"]], [x["high"] - x["mean"]]],
-            yerr=[[y["mean"] - y["low"]], [y["high"] - y["mean"]]],
-            fmt="o",
-            capsize=3,
-            color=colours[variant],
-            label=variant,
+        if value >= 0:
+            ax.bar(x, value, bottom=up, **style)
+            up += value
+        else:
+            ax.bar(x, value, bottom=down, **style)
+            down += value
+
+
+def decomposition_figure(decomposition: pd.DataFrame, variants: Sequence[str]) -> Figure:
+    """Gross gain per variant as stacked bars marginal + z-information (seed means, nats/seq).
+
+    Bars stack positive parts upward and negative parts downward from 0; the black dot is the
+    gross gain (their sum) with its t-interval over seeds; the oracle bar stands beside.
+    """
+    fig, (ax,) = new_figure(SQUARE)
+    cells = decomposition.set_index(["variant", "metric"])
+    palette = colours(variants)
+    names = [*variants, ORACLE]
+    for x, name in enumerate(names):
+        colour = palette.get(name, ORACLE_COLOUR)
+        marginal = cells.loc[(name, "marginal_gain")]
+        z_info = cells.loc[(name, "z_information")]
+        gross = cells.loc[(name, "gross_gain")]
+        stacked_bar(
+            ax,
+            x,
+            [
+                (marginal["mean"], bar_style(colour, MARGINAL_ALPHA, MARGINAL_HATCH)),
+                (z_info["mean"], bar_style(colour, Z_ALPHA, "")),
+            ],
         )
+        if math.isfinite(gross["low"]) and math.isfinite(gross["high"]):
+            err = [[gross["mean"] - gross["low"]], [gross["high"] - gross["mean"]]]
+        else:
+            err = None
+        ax.errorbar(x, gross["mean"], yerr=err, fmt="o", color="black", capsize=4, zorder=3)
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    ax.set(ylabel="nats/seq", title="Gross gain = marginal (hatched) + z-information (solid)")
+    ax.legend(
+        handles=[
+            Patch(**bar_style("grey", MARGINAL_ALPHA, MARGINAL_HATCH), label="marginal_gain"),
+            Patch(**bar_style("grey", Z_ALPHA, ""), label="z_information"),
+            Line2D([], [], color="black", marker="o", label="gross_gain (interval)"),
+        ],
+        fontsize="small",
+    )
+    return fig
+
+
+def information_by_position_figure(by_position: pd.DataFrame, variants: Sequence[str]) -> Figure:
+    """Mean per-token z-information i^θ_t (nats) by target position, per variant and oracle i*_t.
+
+    Lines are means pooled over seeds; the band is the t-interval over the per-seed means.
+    """
+    fig, (ax,) = new_figure(SQUARE)
+    palette = colours(variants)
+    for name in [*variants, ORACLE]:
+        rows = by_position[by_position["variant"] == name].sort_values("position", kind="stable")
+        oracle = name == ORACLE
+        ax.plot(
+            rows["position"],
+            rows["mean"],
+            marker="o",
+            color=ORACLE_COLOUR if oracle else palette[name],
+            linestyle="--" if oracle else "-",
+            label="oracle i*_t" if oracle else name,
+        )
+        if not oracle and rows["low"].notna().any():
+            ax.fill_between(
+                rows["position"], rows["low"], rows["high"], color=palette[name], alpha=0.15
+            )
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    ax.set(
+        xlabel="target position t (y tokens, then EOS)",
+        ylabel="mean per-token information (nats)",
+        title="z-information by position",
+    )
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(fontsize="small")
     return fig
 
@@ -130,13 +202,20 @@ def save_png(fig: Figure, path: str | Path) -> None:
 
 
 def build_figures(
-    results: EvalResults, gains: pd.DataFrame, by_position: pd.DataFrame, rate_gain: pd.DataFrame
+    rate: pd.DataFrame,
+    decomposition: pd.DataFrame,
+    by_position: pd.DataFrame,
+    variants: Sequence[str],
+    seeds: Sequence[int],
 ) -> dict[str, Figure]:
-    """Every figure of the report by file name; `gains` is the seed table of the gains group."""
-    variants = results.variants
+    """Every figure of the report by file name (see the functions for what each shows)."""
+    oracle = decomposition[
+        (decomposition["variant"] == ORACLE) & (decomposition["metric"] == "z_information")
+    ]
     return {
-        "rate_gain.png": rate_gain_figure(rate_gain, variants),
-        "gain_by_position.png": gain_by_position_figure(by_position, variants),
-        "gain_vs_surprisal.png": gain_vs_surprisal_figure(binned_gain(results), variants),
-        "absolute_vs_fractional.png": absolute_vs_fractional_figure(gains, variants),
+        "rate_information.png": rate_information_figure(
+            rate, variants, seeds, float(oracle["mean"].iloc[0])
+        ),
+        "gain_decomposition.png": decomposition_figure(decomposition, variants),
+        "information_by_position.png": information_by_position_figure(by_position, variants),
     }

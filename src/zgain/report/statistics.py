@@ -1,55 +1,92 @@
-"""Statistics over seeds and paired tests (docs/method.md#uncertainty-over-seeds)."""
+"""Intervals over seeds: the seeds are the replicates (docs/method.md#uncertainty-over-seeds).
+
+A run's metric is a mean over the test examples of one trained model; the report treats the n
+seed values of a variant as an i.i.d. sample of the training procedure and gives their mean with
+a two-sided Student-t interval, mean ± t_{(1+c)/2, n−1} · s / √n, s the sample standard
+deviation (ddof 1). Paired comparisons use the same interval on per-seed differences.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import bootstrap, wilcoxon
-
-from zgain.core.arrays import as_vector
-
-MIN_WILCOXON_NONZERO: int = 2
-"""With fewer non-zero paired differences the signed-rank p-value is 1 by construction."""
+from scipy.stats import t as student_t
 
 
-def bootstrap_ci(
-    values: np.ndarray, *, confidence: float = 0.95, seed: int, n_resamples: int = 2000
-) -> tuple[float, float, float]:
-    """Mean of ``values`` (n,) and its percentile-bootstrap confidence interval (mean, low, high).
+@dataclass(frozen=True)
+class Interval:
+    """Mean of the n finite values and its t-interval; low = high = NaN when n < 2."""
 
-    Percentile rather than BCa: the typical sample here is a handful of seeds, where BCa's
-    jackknife acceleration is unstable or undefined. A degenerate sample (n = 1 or all
-    values equal) has no spread and returns (v, v, v).
+    mean: float
+    low: float
+    high: float
+    n: int
+
+    @property
+    def has_interval(self) -> bool:
+        """True when there is an interval (n ≥ 2, so the spread over seeds is estimable)."""
+        return math.isfinite(self.low) and math.isfinite(self.high)
+
+    def excludes(self, value: float) -> bool:
+        """True when the interval exists and `value` lies outside it (a separation)."""
+        return self.has_interval and math.isfinite(value) and not self.low <= value <= self.high
+
+
+def finite_mean(values: np.ndarray) -> float:
+    """Mean of the finite entries of `values` (NaN when there are none); units of `values`."""
+    values = np.asarray(values, dtype=np.float64).ravel()
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if finite.size else math.nan
+
+
+def t_quantile(confidence: float, n: int) -> float:
+    """t_{(1+c)/2, n−1}: the two-sided Student-t quantile for n ≥ 2 values at level c."""
+    if n < 2:
+        raise ValueError(f"a t-interval needs at least 2 values, got {n}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    return float(student_t.ppf(0.5 + confidence / 2.0, df=n - 1))
+
+
+def t_interval(values: np.ndarray, confidence: float) -> Interval:
+    """Mean and Student-t interval of the finite entries of `values` (NaN entries dropped).
+
+    Units are those of `values`. n = 0 gives an all-NaN Interval; n = 1 gives the value with no
+    interval (one seed has no spread); equal values give a zero-width interval.
     """
-    values = as_vector("values", values)
-    if values.size == 0:
-        raise ValueError("bootstrap_ci needs at least one value")
-    mean = float(values.mean())
-    if values.size == 1 or np.ptp(values) == 0.0:
-        return mean, mean, mean
-    result = bootstrap(
-        (values,),
-        np.mean,
-        n_resamples=n_resamples,
-        confidence_level=confidence,
-        method="percentile",
-        rng=np.random.default_rng(seed),
-    )
-    return mean, float(result.confidence_interval.low), float(result.confidence_interval.high)
+    values = np.asarray(values, dtype=np.float64).ravel()
+    finite = values[np.isfinite(values)]
+    n = int(finite.size)
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, 0)
+    mean = float(finite.mean())
+    if n == 1:
+        return Interval(mean, math.nan, math.nan, 1)
+    half = t_quantile(confidence, n) * float(finite.std(ddof=1)) / math.sqrt(n)
+    return Interval(mean, mean - half, mean + half, n)
 
 
-def paired_wilcoxon(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """Two-sided Wilcoxon signed-rank test of paired samples a, b (n,): (statistic, p-value).
+def paired_differences(variant: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+    """Per-seed differences variant − baseline (n,), the seeds aligned by position.
 
-    Zero differences are dropped (``zero_method="wilcox"``). Returns (nan, nan) when fewer
-    than MIN_WILCOXON_NONZERO differences are non-zero — identical samples, or n too small
-    for the test to say anything.
+    A seed where either side is undefined (NaN) gives NaN, which `t_interval` then drops.
     """
-    a, b = as_vector("a", a), as_vector("b", b)
-    if a.shape != b.shape:
-        raise ValueError(f"a and b must share a shape, got {a.shape}, {b.shape}")
-    if np.count_nonzero(a - b) < MIN_WILCOXON_NONZERO:
-        return math.nan, math.nan
-    result = wilcoxon(a, b)
-    return float(result.statistic), float(result.pvalue)
+    a = np.asarray(variant, dtype=np.float64)
+    b = np.asarray(baseline, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"paired values need one (n,) shape, got {a.shape} and {b.shape}")
+    return a - b
+
+
+def method_label(n_seeds: int, confidence: float) -> str:
+    """How every cell over seeds was computed, for table and figure captions."""
+    if n_seeds == 1:
+        return "one seed: the value of that seed, no interval (one seed has no spread)"
+    return f"mean over {n_seeds} seeds, {percent(confidence)} t-interval"
+
+
+def percent(confidence: float) -> str:
+    """0.95 -> '95%', 0.975 -> '97.5%'."""
+    return f"{confidence * 100:g}%"

@@ -1,328 +1,358 @@
-"""The tables of `reports/`: run metrics over seeds, anchors, paired tests.
+"""The tables of `reports/`: run metrics over seeds beside their reference rows.
 
-Inputs are the evaluate stage's files `<eval_dir>/<variant>/seed<seed>/{examples.parquet,
-metrics.json}`, and only the (variant, seed) runs the caller lists are read: outputs of a
-variant since removed from params stay on disk but never reach a report. Every table is a
-long DataFrame with plain-number columns (`mean`, `low`, `high`), written as CSV as is and
-rendered into Markdown by `zgain.report`.
+Every table is a long DataFrame (TABLE_COLUMNS), one row per cell of its Markdown rendering:
+`variant` is the row label (a variant, or a reference row such as `base`, `oracle`, `floor`),
+`metric` the column. `kind` says how the cell was computed:
+
+- `seeds`: mean over the variant's seeds with a Student-t interval over the seed means
+  (docs/method.md#uncertainty-over-seeds); `n` counts the seeds where the metric is defined.
+- `split`: a value fixed by the test split and the evaluate settings, the same in every run
+  (checked when loading), so no interval; `n` counts the runs it was read from.
+- `definition`: a constant that holds by definition (the base's gains are 0, a capture of 1).
+
+`source` names the run metric a cell was read from (docs/method.md#evaluation-quantities).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
 
-from zgain.core.errors import DataError
-from zgain.core.io import padded, read_json, read_table, run_dir
-from zgain.evaluate.schema import ENVIRONMENT_KEY, EVAL_SCHEMA
-from zgain.params import ReportParams
-from zgain.report.statistics import bootstrap_ci, paired_wilcoxon
+from zgain.report.loading import SPLIT_KEYS, EvalResults
+from zgain.report.statistics import Interval, finite_mean, paired_differences, t_interval
 
-EXAMPLES_FILE = "examples.parquet"
-METRICS_FILE = "metrics.json"
-BASE, ORACLE = "base", "oracle"  # anchor rows; no variant may take these names
-OVER_SEEDS, OVER_EXAMPLES, BY_DEFINITION = "seeds", "examples", "definition"
-
-METRIC_GROUPS: dict[str, tuple[str, ...]] = {
-    "gains": (
-        "gain_gross_nats_seq",
-        "gain_z_nats_seq",
-        "gain_net_nats_seq",
-        "gain_iw_nats_seq",
-        "frac_gain_pop",
-        "frac_gain_ex",
-        "capture_ratio",
-    ),
-    "posterior": ("kl_nats", "active_units", "mi_q_nats"),
-    "recovery": (
-        "strategy_nmi",
-        "strategy_matched_accuracy",
-        "strategy_probe_accuracy",
-        "localization_share",
-        "spearman_surprisal_gain",
-    ),
-    "per_token": (
-        "gain_gross_bits_tok",
-        "gain_z_bits_tok",
-        "gain_net_bits_tok",
-        "gain_iw_bits_tok",
-        "gain_z_bits_seq",
-        "frac_gain_pop_tok",
-    ),
-}
-"""Run metrics aggregated over seeds, one table per group, in report order."""
-
-MI_CAP_KEY = "mi_q_cap_nats"  # log N: the most the MI estimator can return
-N_EXAMPLES_KEY = "n_examples"
-REQUIRED_METRICS = (*(m for group in METRIC_GROUPS.values() for m in group), MI_CAP_KEY)
-
-EXAMPLE_COLUMNS = [
-    "example_id",
-    "variant",
-    "seed",
-    "surprisal_sum",
-    "surprisal_mean",
-    "nll_post",
-    "nll_shuffled",
-    "oracle_nll",
-    "oracle_info",
-    "gain",
-    "token_gain",
-]
-
-PAIRED_MEASURES: dict[str, str] = {"z_gain": "z_gain", "gross_gain": "gain"}
-"""Per-example gains (nats/seq) each variant is tested on against the baseline: measure name ->
-column of `EvalResults.examples` (z_gain = L_shuffled − L_post, gain = B − L_post)."""
+SEEDS, SPLIT, DEFINITION = "seeds", "split", "definition"
+BASE, ORACLE = "base", "oracle"
+TABLE_COLUMNS = ["variant", "metric", "mean", "low", "high", "n", "kind", "source"]
+LATENT_DIM = "latent_dim"  # source of the active-units cap: cvae.common.model.latent_dim
+PAIRED_MEASURES = ("marginal_gain", "z_information", "gross_gain", "capture")
+PAIRED_COLUMNS = ["variant", "baseline", "metric", "mean", "low", "high", "n", "separated"]
+SUMMARY_METRICS = ("marginal_gain", "z_information", "capture", "kl", "normalized_recovery")
+"""Seed means written to reports/metrics.json for `dvc metrics show`."""
 
 
 @dataclass(frozen=True)
-class EvalResults:
-    """Every listed run's evaluation outputs, in params order.
+class Reference:
+    """A reference row: per column, a SPLIT_KEYS metric name, LATENT_DIM, or a constant."""
 
-    runs: one row per (variant, seed) with every metric of its metrics.json (NaN where null).
-    examples: one row per (variant, seed, test example): the scalar columns of EVAL_SCHEMA
-      read here, plus `z_gain` = nll_shuffled − nll_post.
-    positions: one row per (variant, seed, position): `token_gain_sum` (nats) and `n_tokens`
-      over the examples long enough to have that position.
-    """
-
-    variants: tuple[str, ...]
-    seeds: tuple[int, ...]
-    runs: pd.DataFrame
-    examples: pd.DataFrame
-    positions: pd.DataFrame
+    label: str
+    cells: Mapping[str, str | float]
 
 
-def _missing(variant: str, seed: int, path: Path) -> DataError:
-    return DataError(
-        f"evaluation of variant {variant!r}, seed {seed} is missing: {path} not found "
-        f"(run `dvc repro evaluate@{variant}-{seed}`)"
-    )
+@dataclass(frozen=True)
+class TableSpec:
+    """One table of the summary: its columns (run metrics) and reference rows."""
+
+    name: str  # tables/<name>.csv
+    title: str
+    columns: tuple[str, ...]
+    note: str  # what the caption adds to the method label
+    before: tuple[Reference, ...] = ()
+    after: tuple[Reference, ...] = ()
 
 
-def _read_run_metrics(path: Path, variant: str, seed: int) -> dict[str, float]:
-    if not path.is_file():
-        raise _missing(variant, seed, path)
-    raw = read_json(path)
-    if not isinstance(raw, dict):
-        raise DataError(f"{path}: expected a flat mapping of metrics, got {type(raw).__name__}")
-    for key in (*REQUIRED_METRICS, N_EXAMPLES_KEY):
-        if key not in raw:
-            raise DataError(f"{path}: metric {key!r} is missing")
-    metrics = {}
-    for key, value in raw.items():
-        if key == ENVIRONMENT_KEY:
-            continue
-        if value is not None and not isinstance(value, int | float):
-            raise DataError(f"{path}: metric {key!r} is {value!r}, not a number or null")
-        metrics[key] = math.nan if value is None else float(value)
-    return metrics
+DECOMPOSITION = TableSpec(
+    name="decomposition",
+    title="Gain decomposition (nats per sequence)",
+    columns=("gross_gain", "marginal_gain", "z_information", "capture", "kl", "net_gain"),
+    note=(
+        "Per example, gross = marginal + z-information exactly: B − L = (B − M) + (M − L). "
+        "`base`: the reference, the base model against itself (every entry 0 by definition). "
+        "`oracle`: a latent that knows the strategy, from the run metrics' oracle fields "
+        "(gross = `oracle_gross_gain`, marginal = `oracle_marginal_gain`, z-information = "
+        "`oracle_info` = I*, capture 1 by definition, kl = I* (the rate of that latent with its "
+        "exact posterior), net = gross − kl = `oracle_marginal_gain`)."
+    ),
+    before=(
+        Reference(
+            BASE,
+            dict.fromkeys(
+                ("gross_gain", "marginal_gain", "z_information", "capture", "kl", "net_gain"), 0.0
+            ),
+        ),
+    ),
+    after=(
+        Reference(
+            ORACLE,
+            {
+                "gross_gain": "oracle_gross_gain",
+                "marginal_gain": "oracle_marginal_gain",
+                "z_information": "oracle_info",
+                "capture": 1.0,
+                "kl": "oracle_info",
+                "net_gain": "oracle_marginal_gain",
+            },
+        ),
+    ),
+)
+FRACTIONAL = TableSpec(
+    name="fractional",
+    title="Fractional gains and their ceilings (shares of the base's code length)",
+    columns=("frac_gain_pop", "frac_gain_ex", "frac_gain_pop_tok", "frac_z_information"),
+    note=(
+        "The `oracle` row holds the ceilings `frac_gain_pop_ceiling`, `frac_gain_ex_ceiling`, "
+        "`frac_gain_pop_tok_ceiling` and `frac_z_information_ceiling`: the same shares for the "
+        "oracle's strategy-informed code length C* = NLL* − I*."
+    ),
+    after=(
+        Reference(
+            ORACLE,
+            {
+                "frac_gain_pop": "frac_gain_pop_ceiling",
+                "frac_gain_ex": "frac_gain_ex_ceiling",
+                "frac_gain_pop_tok": "frac_gain_pop_tok_ceiling",
+                "frac_z_information": "frac_z_information_ceiling",
+            },
+        ),
+    ),
+)
+RECOVERY = TableSpec(
+    name="recovery",
+    title="Strategy recovery beyond x (accuracies and NMI, shares)",
+    columns=(
+        "probe_accuracy",
+        "probe_accuracy_mean",
+        "normalized_recovery",
+        "normalized_recovery_mean",
+        "kmeans_accuracy",
+        "kmeans_accuracy_mean",
+        "kmeans_nmi",
+        "kmeans_nmi_mean",
+    ),
+    note=(
+        "Columns without `_mean` read one sample z ~ q(z|x,y) per example (what the decoder "
+        "receives), `_mean` columns read E_q[z]. `floor`: the probe on log p(s|x) alone "
+        "(`probe_floor`), one KMeans cluster (`kmeans_accuracy_floor`, NMI 0). `ceiling`: the "
+        "Bayes accuracy mean max_s p(s|x,y) (`probe_ceiling`) and the Bayes labels "
+        "argmax_s p(s|x,y) scored like the clusters (`kmeans_accuracy_ceiling`, "
+        "`kmeans_nmi_ceiling`); normalized recovery is 0 at the floor and 1 at the ceiling by "
+        "definition. The KMeans floor ignores x: KMeans measures recovery, not recovery beyond x."
+    ),
+    before=(
+        Reference(
+            "floor",
+            {
+                "probe_accuracy": "probe_floor",
+                "probe_accuracy_mean": "probe_floor",
+                "normalized_recovery": 0.0,
+                "normalized_recovery_mean": 0.0,
+                "kmeans_accuracy": "kmeans_accuracy_floor",
+                "kmeans_accuracy_mean": "kmeans_accuracy_floor",
+                "kmeans_nmi": 0.0,
+                "kmeans_nmi_mean": 0.0,
+            },
+        ),
+    ),
+    after=(
+        Reference(
+            "ceiling",
+            {
+                "probe_accuracy": "probe_ceiling",
+                "probe_accuracy_mean": "probe_ceiling",
+                "normalized_recovery": 1.0,
+                "normalized_recovery_mean": 1.0,
+                "kmeans_accuracy": "kmeans_accuracy_ceiling",
+                "kmeans_accuracy_mean": "kmeans_accuracy_ceiling",
+                "kmeans_nmi": "kmeans_nmi_ceiling",
+                "kmeans_nmi_mean": "kmeans_nmi_ceiling",
+            },
+        ),
+    ),
+)
+LOCALIZATION = TableSpec(
+    name="localization",
+    title="Localization of the z-information on the revealing positions",
+    columns=("localization_share", "token_info_spearman"),
+    note=(
+        "`oracle`: the same share for the oracle's per-token information "
+        "(`oracle_localization_share`); its rank correlation with itself is 1 by definition. "
+        "`even spread`: the share of revealing positions (`revealed_token_share`), what a "
+        "z-information spread evenly over the tokens would give."
+    ),
+    after=(
+        Reference(
+            ORACLE,
+            {"localization_share": "oracle_localization_share", "token_info_spearman": 1.0},
+        ),
+        Reference("even spread", {"localization_share": "revealed_token_share"}),
+    ),
+)
+POSTERIOR = TableSpec(
+    name="posterior",
+    title="Posterior usage",
+    columns=("kl", "active_units", "mi_q_nats"),
+    note=(
+        "`oracle`: the rate of a latent that knows the strategy, I* (`oracle_info`). `cap`: the "
+        "most each column can show, the latent size (`latent_dim`) for `active_units` and "
+        "log N (`mi_q_cap_nats`) for `mi_q_nats`, whose every term is at most log N: a value "
+        "near the cap means at least that much, not that much."
+    ),
+    after=(
+        Reference(ORACLE, {"kl": "oracle_info"}),
+        Reference("cap", {"active_units": LATENT_DIM, "mi_q_nats": "mi_q_cap_nats"}),
+    ),
+)
+DIAGNOSTICS = TableSpec(
+    name="diagnostics",
+    title="Diagnostics",
+    columns=("z_reliance", "prior_sample_gain", "z_information_se", "iw_samples"),
+    note=(
+        "`z_information_se` is the standard error of one run's `z_information` over its test "
+        "examples (averaged over seeds): when it is small beside the seed spread of "
+        "`z_information` in the decomposition table, training variation, not the test sample, "
+        "dominates the uncertainty. `iw_samples` is a setting, the same in every run."
+    ),
+)
+SEED_TABLES: tuple[TableSpec, ...] = (
+    DECOMPOSITION,
+    FRACTIONAL,
+    RECOVERY,
+    LOCALIZATION,
+    POSTERIOR,
+    DIAGNOSTICS,
+)
+"""The summary's tables over seeds, in report order."""
 
 
-def _read_run_examples(path: Path, variant: str, seed: int) -> pa.Table:
-    if not path.is_file():
-        raise _missing(variant, seed, path)
-    table = read_table(path, EVAL_SCHEMA, columns=EXAMPLE_COLUMNS)
-    found = set(zip(table["variant"].to_pylist(), table["seed"].to_pylist(), strict=True))
-    if found != {(variant, seed)}:
-        raise DataError(f"{path}: holds rows of runs {sorted(found)}, expected {(variant, seed)}")
-    return table
-
-
-def _position_rows(table: pa.Table, variant: str, seed: int) -> pd.DataFrame:
-    gains, lengths = padded(table["token_gain"], pad=0.0)  # (N, T) nats, (N,)
-    present = np.arange(gains.shape[1])[None, :] < lengths[:, None]  # (N, T)
-    return pd.DataFrame(
-        {
-            "variant": variant,
-            "seed": seed,
-            "position": np.arange(gains.shape[1]),
-            "token_gain_sum": np.where(present, gains, 0.0).sum(0),
-            "n_tokens": present.sum(0),
-        }
-    )
-
-
-def load_results(
-    eval_dir: str | Path, variants: Sequence[str], seeds: Sequence[int]
-) -> EvalResults:
-    """Read the listed runs' evaluation outputs; raise DataError naming a missing or bad run."""
-    reserved = sorted({BASE, ORACLE} & set(variants))
-    if reserved:
-        raise DataError(f"variant names {reserved} are reserved for the report's anchor rows")
-    runs, examples, positions = [], [], []
-    reference_ids: np.ndarray | None = None
-    for variant in variants:
-        for seed in seeds:
-            where = run_dir(eval_dir, variant, seed)
-            table = _read_run_examples(where / EXAMPLES_FILE, variant, seed)
-            metrics = _read_run_metrics(where / METRICS_FILE, variant, seed)
-            if metrics[N_EXAMPLES_KEY] != table.num_rows:
-                raise DataError(
-                    f"{where}: metrics.json counts {metrics[N_EXAMPLES_KEY]:.0f} examples "
-                    f"but {EXAMPLES_FILE} has {table.num_rows} rows (stale or mixed outputs)"
-                )
-            ids = np.sort(table["example_id"].to_numpy())
-            if reference_ids is None:
-                reference_ids = ids
-            elif not np.array_equal(ids, reference_ids):
-                raise DataError(f"{where}: scores other test examples than the first run")
-            runs.append({"variant": variant, "seed": seed, **metrics})
-            examples.append(table.drop_columns(["token_gain"]).to_pandas())
-            positions.append(_position_rows(table, variant, seed))
-    frame = pd.concat(examples, ignore_index=True)
-    frame["variant"] = frame["variant"].astype(str)
-    frame["z_gain"] = frame["nll_shuffled"] - frame["nll_post"]
-    return EvalResults(
-        variants=tuple(variants),
-        seeds=tuple(seeds),
-        runs=pd.DataFrame(runs),
-        examples=frame,
-        positions=pd.concat(positions, ignore_index=True),
-    )
-
-
-def interval(values: np.ndarray, settings: ReportParams) -> tuple[float, float, float, int]:
-    """(mean, low, high, n) of the finite `values`: percentile-bootstrap CI of the mean."""
-    values = np.asarray(values, dtype=np.float64)
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return math.nan, math.nan, math.nan, 0
-    mean, low, high = bootstrap_ci(
-        finite, confidence=settings.confidence, seed=settings.seed, n_resamples=settings.n_resamples
-    )
-    return mean, low, high, int(finite.size)
-
-
-def _row(variant: str, metric: str, stats: tuple[float, float, float, int], over: str) -> dict:
-    mean, low, high, n = stats
+def cell(label: str, metric: str, stats: Interval, kind: str, source: str) -> dict:
     return {
-        "variant": variant,
+        "variant": label,
         "metric": metric,
-        "mean": mean,
-        "low": low,
-        "high": high,
-        "n": n,
-        "over": over,
+        "mean": stats.mean,
+        "low": stats.low,
+        "high": stats.high,
+        "n": stats.n,
+        "kind": kind,
+        "source": source,
     }
 
 
+def reference_cells(reference: Reference, results: EvalResults, latent_dim: int) -> list[dict]:
+    """The cells of one reference row: split values, the latent size, or constants."""
+    rows, n_runs = [], len(results.runs)
+    for metric, source in reference.cells.items():
+        if isinstance(source, float):
+            stats, kind, name = Interval(source, math.nan, math.nan, 0), DEFINITION, DEFINITION
+        elif source == LATENT_DIM:
+            stats, kind, name = (
+                Interval(float(latent_dim), math.nan, math.nan, 0),
+                DEFINITION,
+                source,
+            )
+        else:
+            value = results.split_value(source)
+            stats, kind, name = Interval(value, math.nan, math.nan, n_runs), SPLIT, source
+        rows.append(cell(reference.label, metric, stats, kind, name))
+    return rows
+
+
+def variant_cells(results: EvalResults, variant: str, metric: str, confidence: float) -> dict:
+    """Mean and t-interval over seeds; a SPLIT_KEYS metric is the common value, no interval."""
+    values = results.values(variant, metric)
+    if metric in SPLIT_KEYS:
+        stats = Interval(results.split_value(metric), math.nan, math.nan, len(values))
+        return cell(variant, metric, stats, SPLIT, metric)
+    return cell(variant, metric, t_interval(values, confidence), SEEDS, metric)
+
+
 def seed_table(
-    results: EvalResults, metrics: Sequence[str], settings: ReportParams
+    spec: TableSpec, results: EvalResults, confidence: float, latent_dim: int
 ) -> pd.DataFrame:
-    """Mean and CI over seeds of each run metric, per variant (null seeds left out; n counts)."""
+    """One table of SEED_TABLES: reference rows before, the variants, reference rows after."""
     rows = []
+    for reference in spec.before:
+        rows += reference_cells(reference, results, latent_dim)
     for variant in results.variants:
-        runs = results.runs[results.runs["variant"] == variant]
-        for metric in metrics:
-            stats = interval(runs[metric].to_numpy(), settings)
-            rows.append(_row(variant, metric, stats, OVER_SEEDS))
-    return pd.DataFrame(rows)
+        rows += [variant_cells(results, variant, m, confidence) for m in spec.columns]
+    for reference in spec.after:
+        rows += reference_cells(reference, results, latent_dim)
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
-def per_example(results: EvalResults) -> pd.DataFrame:
-    """One row per test example: its frozen base and oracle quantities (equal in every run)."""
-    columns = ["surprisal_sum", "surprisal_mean", "oracle_nll", "oracle_info"]
-    return results.examples.groupby("example_id")[columns].mean()
+def paired_table(results: EvalResults, baseline: str, confidence: float) -> pd.DataFrame:
+    """Each variant against `baseline`, paired by seed (docs/method.md#uncertainty-over-seeds).
 
-
-def anchor_table(results: EvalResults, settings: ReportParams) -> pd.DataFrame:
-    """The base and oracle rows, with CIs over the test examples.
-
-    base: mean B, mean −log p(y|x) and the base's excess mean(B − (−log p(y|x))), nats/seq.
-    oracle: mean I*, the z-gain of a latent that knows the strategy, whose capture ratio is 1.
+    Per measure (PAIRED_MEASURES, nats/seq except capture, a ratio): d_s = variant_s −
+    baseline_s for each seed s, their mean and t-interval over the seeds where both are
+    defined. `separated` is True when the interval excludes 0, False when it contains 0, and
+    None when there is no interval (one seed).
     """
-    data = per_example(results)
-    b, nll, info = (data[c].to_numpy() for c in ("surprisal_sum", "oracle_nll", "oracle_info"))
-    return pd.DataFrame(
-        [
-            _row(BASE, "surprisal_sum_nats", interval(b, settings), OVER_EXAMPLES),
-            _row(BASE, "oracle_nll_nats", interval(nll, settings), OVER_EXAMPLES),
-            _row(BASE, "base_excess_nats", interval(b - nll, settings), OVER_EXAMPLES),
-            _row(ORACLE, "oracle_info_nats", interval(info, settings), OVER_EXAMPLES),
-            _row(ORACLE, "capture_ratio", (1.0, 1.0, 1.0, len(data)), BY_DEFINITION),
-        ]
-    )
-
-
-def oracle_gain_rows(anchors: pd.DataFrame) -> pd.DataFrame:
-    """The oracle as a row of the gains table: its z-gain is I*, its capture ratio 1."""
-    oracle = anchors[anchors["variant"] == ORACLE].copy()
-    oracle["metric"] = oracle["metric"].replace({"oracle_info_nats": "gain_z_nats_seq"})
-    return oracle.reset_index(drop=True)
-
-
-def paired_table(results: EvalResults, baseline: str) -> pd.DataFrame:
-    """Two-sided Wilcoxon signed-rank tests of each variant against `baseline`, per example.
-
-    Each per-example gain (PAIRED_MEASURES) is first averaged over seeds, then paired by
-    example_id; `median_difference` is the median of variant − baseline, nats/seq.
-    """
-    by_example = results.examples.groupby(["variant", "example_id"])
-    means = by_example[list(PAIRED_MEASURES.values())].mean()
-    reference = means.loc[baseline]
     rows = []
     for variant in results.variants:
         if variant == baseline:
             continue
-        other = means.loc[variant].reindex(reference.index)
-        for measure, column in PAIRED_MEASURES.items():
-            a, b = other[column].to_numpy(), reference[column].to_numpy()
-            statistic, p_value = paired_wilcoxon(a, b)
+        for metric in PAIRED_MEASURES:
+            diffs = paired_differences(
+                results.values(variant, metric), results.values(baseline, metric)
+            )
+            stats = t_interval(diffs, confidence)
             rows.append(
                 {
                     "variant": variant,
                     "baseline": baseline,
-                    "measure": measure,
-                    "n": len(a),
-                    "median_difference": float(np.median(a - b)),
-                    "statistic": statistic,
-                    "p_value": p_value,
+                    "metric": metric,
+                    "mean": stats.mean,
+                    "low": stats.low,
+                    "high": stats.high,
+                    "n": stats.n,
+                    "separated": stats.excludes(0.0) if stats.has_interval else None,
                 }
             )
-    columns = ["variant", "baseline", "measure", "n", "median_difference", "statistic", "p_value"]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=PAIRED_COLUMNS)
 
 
-def gain_by_position(results: EvalResults) -> pd.DataFrame:
-    """Mean token gain b_t − ℓ_t (nats) per (variant, position), pooled over seeds."""
-    pooled = results.positions.groupby(["variant", "position"], sort=False)[
-        ["token_gain_sum", "n_tokens"]
-    ].sum()
-    pooled = pooled[pooled["n_tokens"] > 0].reset_index()
-    pooled["token_gain"] = pooled["token_gain_sum"] / pooled["n_tokens"]
-    return pooled[["variant", "position", "token_gain"]]
+def information_by_position(results: EvalResults, confidence: float) -> pd.DataFrame:
+    """Mean per-token z-information i^θ_t (nats) by target position, per variant and the oracle.
 
-
-def rate_gain(results: EvalResults) -> pd.DataFrame:
-    """One row per run: its KL rate and z-attributable gain (nats)."""
-    return results.runs[["variant", "seed", "kl_nats", "gain_z_nats_seq"]].reset_index(drop=True)
-
-
-def _json_number(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None  # JSON has no NaN
-
-
-def metrics_summary(results: EvalResults, anchors: pd.DataFrame) -> dict[str, dict]:
-    """{variant: {metric: mean over seeds}} plus the base and oracle anchors, for dvc metrics."""
-    names = [c for c in results.runs.columns if c not in ("variant", "seed")]
-    out: dict[str, dict] = {}
+    A variant's mean pools its seeds (every seed scores the same examples, so this is the mean
+    of the per-seed position means) with a t-interval over those per-seed means; the oracle's
+    i*_t is the same in every run, so it has no interval. Columns: TABLE_COLUMNS.
+    """
+    pos = results.positions[results.positions["n_tokens"] > 0]
+    per_seed = pos.assign(value=pos["z_information_sum"] / pos["n_tokens"])
+    rows = []
     for variant in results.variants:
-        runs = results.runs[results.runs["variant"] == variant]
-        out[variant] = {m: _json_number(runs[m].mean(skipna=True)) for m in names}
-    for row in (BASE, ORACLE):
-        rows = anchors[anchors["variant"] == row]
-        out[row] = {m: _json_number(v) for m, v in zip(rows["metric"], rows["mean"], strict=True)}
-    out[ORACLE]["gain_z_nats_seq"] = out[ORACLE]["oracle_info_nats"]
-    return out
+        runs = per_seed[per_seed["variant"] == variant]
+        for position, group in runs.groupby("position", sort=True):
+            stats = t_interval(group["value"].to_numpy(), confidence)
+            rows.append(cell(variant, str(position), stats, SEEDS, "token_z_information"))
+    oracle = pos.groupby("position", sort=True)[["oracle_info_sum", "n_tokens"]].sum()
+    for position, row in oracle.iterrows():
+        stats = Interval(row["oracle_info_sum"] / row["n_tokens"], math.nan, math.nan, len(pos))
+        rows.append(cell(ORACLE, str(position), stats, SPLIT, "oracle_token_info"))
+    table = pd.DataFrame(rows, columns=TABLE_COLUMNS).rename(columns={"metric": "position"})
+    table["position"] = table["position"].astype(int)
+    return table
 
 
-def mi_cap(results: EvalResults) -> float:
-    """log N, the cap of the MI estimate, over the listed runs (all score the same test split)."""
-    return float(results.runs[MI_CAP_KEY].max())
+def information_by_position_plot(by_position: pd.DataFrame) -> pd.DataFrame:
+    """dvc plot data: position, variant (the oracle as `oracle`), z_information (nats)."""
+    return by_position.rename(columns={"mean": "z_information"})[
+        ["position", "variant", "z_information"]
+    ].reset_index(drop=True)
+
+
+def rate_information(results: EvalResults) -> pd.DataFrame:
+    """dvc plot data, one row per run: variant, seed, kl, z_information, marginal_gain (nats)."""
+    columns = ["variant", "seed", "kl", "z_information", "marginal_gain"]
+    return results.runs[columns].reset_index(drop=True)
+
+
+def json_number(value: float) -> float | None:
+    """A float for JSON, None for NaN (JSON has no NaN)."""
+    return float(value) if math.isfinite(value) else None
+
+
+def metrics_summary(results: EvalResults) -> dict:
+    """reports/metrics.json: {"headline_rate": null, "variants": {name: {metric: seed mean}}}.
+
+    Seed means of SUMMARY_METRICS over the seeds where each is defined; null when none is.
+    """
+    variants = {
+        variant: {m: json_number(finite_mean(results.values(variant, m))) for m in SUMMARY_METRICS}
+        for variant in results.variants
+    }
+    return {"headline_rate": None, "variants": variants}

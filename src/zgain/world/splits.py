@@ -8,6 +8,7 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from zgain.core.errors import DataError
 from zgain.core.io import list_array, padded, read_table
 from zgain.world.synthetic import Sample, World
 
@@ -80,6 +81,8 @@ class Split(NamedTuple):
     oracle_info: np.ndarray  # (N,)
     oracle_surprisal: np.ndarray  # (N, T) 0-padded, T = max_y_len + 1
     oracle_token_info: np.ndarray  # (N, T) 0-padded
+    strategy_prior: np.ndarray  # (N, K) p(s | x)
+    strategy_posterior: np.ndarray  # (N, K) p(s | x, y)
 
     def __len__(self) -> int:
         return len(self.example_id)
@@ -105,4 +108,14 @@ def load_split(path: str | Path, world: World) -> Split:
         oracle_info=table["oracle_info"].to_numpy(),
         oracle_surprisal=surprisal.astype(np.float64),
         oracle_token_info=token_info.astype(np.float64),
+        strategy_prior=_matrix(table, "prior", path),
+        strategy_posterior=_matrix(table, "posterior", path),
     )
+
+
+def _matrix(table: pa.Table, name: str, path: str | Path) -> np.ndarray:
+    """A list column whose rows all have K entries, as an (N, K) float64 array."""
+    values, lengths = padded(table[name], np.nan)
+    if lengths.size and lengths.min() != lengths.max():
+        raise DataError(f"{path}: rows of column {name!r} differ in length")
+    return values.astype(np.float64)

@@ -1,0 +1,196 @@
+"""Reading the evaluate stage's outputs for the report (docs/method.md#evaluation-quantities).
+
+Inputs are `<eval_dir>/<variant>/seed<seed>/{metrics.json, examples.parquet}`, and only the
+(variant, seed) runs the caller lists are read: outputs of a variant since removed from params
+stay on disk but never reach a report. A missing run raises DataError naming the dvc command
+that produces it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from zgain.core.errors import DataError
+from zgain.core.io import padded, read_json, read_table, run_dir
+from zgain.evaluate.schema import (
+    DECOMPOSITION_KEYS,
+    ENVIRONMENT_KEY,
+    EVAL_SCHEMA,
+    RECOVERY_KEYS,
+    USAGE_KEYS,
+)
+
+EXAMPLES_FILE = "examples.parquet"
+METRICS_FILE = "metrics.json"
+RESERVED_NAMES = frozenset({"base", "oracle", "floor", "ceiling", "cap"})
+"""Row labels of the report's reference rows; no variant may take these names."""
+
+
+REQUIRED_KEYS: tuple[str, ...] = (*DECOMPOSITION_KEYS, *RECOVERY_KEYS, *USAGE_KEYS)
+
+SPLIT_KEYS: tuple[str, ...] = (
+    "base_nll",
+    "oracle_nll",
+    "oracle_info",
+    "oracle_marginal_gain",
+    "oracle_gross_gain",
+    "frac_gain_pop_ceiling",
+    "frac_gain_ex_ceiling",
+    "frac_gain_pop_tok_ceiling",
+    "frac_z_information_ceiling",
+    "probe_floor",
+    "probe_ceiling",
+    "kmeans_accuracy_floor",
+    "kmeans_accuracy_ceiling",
+    "kmeans_nmi_ceiling",
+    "oracle_localization_share",
+    "revealed_token_share",
+    "mi_q_cap_nats",
+    "iw_samples",
+    "n_examples",
+)
+"""Metrics fixed by the test split, the frozen base and the evaluate settings: the same in every
+run, so they are reference values without an interval. Runs that disagree are stale."""
+
+SPLIT_RTOL, SPLIT_ATOL = 1e-6, 1e-9  # tolerance of "the same in every run"
+
+EXAMPLE_COLUMNS = ["example_id", "variant", "seed", "token_z_information", "oracle_token_info"]
+
+
+@dataclass(frozen=True)
+class EvalResults:
+    """Every listed run's evaluation outputs, in params order.
+
+    runs: one row per (variant, seed): `variant`, `seed` and every number of its metrics.json
+      (NaN where null). Units as in zgain.evaluate (nats/seq unless a share or count).
+    positions: one row per (variant, seed, target position): `z_information_sum` (Σ i^θ_t,
+      nats), `oracle_info_sum` (Σ i*_t, nats) and `n_tokens`, over the test examples long enough
+      to have that position.
+    """
+
+    variants: tuple[str, ...]
+    seeds: tuple[int, ...]
+    runs: pd.DataFrame
+    positions: pd.DataFrame
+
+    def values(self, variant: str, metric: str) -> np.ndarray:
+        """(n_seeds,) values of one metric for one variant, in seed order (NaN if undefined)."""
+        rows = self.runs[self.runs["variant"] == variant].set_index("seed")
+        return rows[metric].reindex(list(self.seeds)).to_numpy(dtype=np.float64)
+
+    def split_value(self, metric: str) -> float:
+        """A SPLIT_KEYS metric: its common value (checked equal in every run at load time)."""
+        return float(self.runs[metric].iloc[0])
+
+
+def missing_run(variant: str, seed: int, path: Path) -> DataError:
+    return DataError(
+        f"evaluation of variant {variant!r}, seed {seed} is missing: {path} not found "
+        f"(run `dvc repro evaluate@{variant}-{seed}`)"
+    )
+
+
+def read_run_metrics(path: Path, variant: str, seed: int) -> dict[str, float]:
+    """The numbers of one metrics.json (null -> NaN); the environment entry is ignored."""
+    if not path.is_file():
+        raise missing_run(variant, seed, path)
+    raw = read_json(path)
+    if not isinstance(raw, dict):
+        raise DataError(f"{path}: expected a flat mapping of metrics, got {type(raw).__name__}")
+    missing = [key for key in REQUIRED_KEYS if key not in raw]
+    if missing:
+        raise DataError(
+            f"{path}: metrics {missing} are missing (stale output: run "
+            f"`dvc repro evaluate@{variant}-{seed}`)"
+        )
+    metrics = {}
+    for key, value in raw.items():
+        if key == ENVIRONMENT_KEY:
+            continue
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise DataError(f"{path}: metric {key!r} is {value!r}, not a number or null")
+        metrics[key] = math.nan if value is None else float(value)
+    return metrics
+
+
+def read_run_examples(path: Path, variant: str, seed: int) -> pa.Table:
+    """The columns of examples.parquet the report reads, checked against EVAL_SCHEMA."""
+    if not path.is_file():
+        raise missing_run(variant, seed, path)
+    table = read_table(path, EVAL_SCHEMA, columns=EXAMPLE_COLUMNS)
+    found = set(zip(table["variant"].to_pylist(), table["seed"].to_pylist(), strict=True))
+    if found != {(variant, seed)}:
+        raise DataError(f"{path}: holds rows of runs {sorted(found)}, expected {(variant, seed)}")
+    return table
+
+
+def position_rows(table: pa.Table, variant: str, seed: int) -> pd.DataFrame:
+    """Per target position t: Σ_i i^θ_{i,t}, Σ_i i*_{i,t} (nats) and the count of examples."""
+    z_info, lengths = padded(table["token_z_information"], pad=0.0)  # (N, T), (N,)
+    oracle, _ = padded(table["oracle_token_info"], pad=0.0, width=z_info.shape[1])
+    present = np.arange(z_info.shape[1])[None, :] < lengths[:, None]  # (N, T)
+    return pd.DataFrame(
+        {
+            "variant": variant,
+            "seed": seed,
+            "position": np.arange(z_info.shape[1]),
+            "z_information_sum": np.where(present, z_info, 0.0).sum(0),
+            "oracle_info_sum": np.where(present, oracle, 0.0).sum(0),
+            "n_tokens": present.sum(0),
+        }
+    )
+
+
+def check_split_keys(runs: pd.DataFrame) -> None:
+    """Raise DataError when a SPLIT_KEYS metric differs between runs (stale or mixed outputs)."""
+    for key in SPLIT_KEYS:
+        values = runs[key].to_numpy(dtype=np.float64)
+        if not np.allclose(values, values[0], rtol=SPLIT_RTOL, atol=SPLIT_ATOL, equal_nan=True):
+            spread = runs.loc[:, ["variant", "seed", key]].to_dict("records")
+            raise DataError(
+                f"metric {key!r} depends only on the test split and the evaluate settings but "
+                f"differs between runs ({spread}): stale outputs, run `dvc repro evaluate`"
+            )
+
+
+def load_results(
+    eval_dir: str | Path, variants: Sequence[str], seeds: Sequence[int]
+) -> EvalResults:
+    """Read the listed runs; raise DataError naming a missing, stale or inconsistent run."""
+    reserved = sorted(RESERVED_NAMES & set(variants))
+    if reserved:
+        raise DataError(f"variant names {reserved} are reserved for the report's reference rows")
+    runs, positions = [], []
+    reference_ids: np.ndarray | None = None
+    for variant in variants:
+        for seed in seeds:
+            where = run_dir(eval_dir, variant, seed)
+            metrics = read_run_metrics(where / METRICS_FILE, variant, seed)
+            table = read_run_examples(where / EXAMPLES_FILE, variant, seed)
+            if metrics["n_examples"] != table.num_rows:
+                raise DataError(
+                    f"{where}: metrics.json counts {metrics['n_examples']:.0f} examples "
+                    f"but {EXAMPLES_FILE} has {table.num_rows} rows (stale or mixed outputs)"
+                )
+            ids = np.sort(table["example_id"].to_numpy())
+            if reference_ids is None:
+                reference_ids = ids
+            elif not np.array_equal(ids, reference_ids):
+                raise DataError(f"{where}: scores other test examples than the first run")
+            runs.append({"variant": variant, "seed": seed, **metrics})
+            positions.append(position_rows(table, variant, seed))
+    frame = pd.DataFrame(runs)
+    check_split_keys(frame)
+    return EvalResults(
+        variants=tuple(variants),
+        seeds=tuple(seeds),
+        runs=frame,
+        positions=pd.concat(positions, ignore_index=True),
+    )

@@ -1,0 +1,180 @@
+"""Fake evaluation outputs with known numbers for the report tests.
+
+See docs/method.md#evaluation-quantities and docs/method.md#uncertainty-over-seeds. Each run's
+metrics.json holds every key of DECOMPOSITION_KEYS, RECOVERY_KEYS and the report's USAGE_KEYS;
+its examples.parquet follows EVAL_SCHEMA. The numbers are chosen so that the expected report
+can be computed by hand:
+
+- z_information: token_mean 1, 2, 3 (mean 2, half-width t_{0.975,2}·1/√3); example_inverse
+  5, 6.5, 7, so its per-seed differences to the baseline are 4, 4.5, 4 and its interval
+  excludes the runner-up's mean: it is named best (as for capture = z_information / I*).
+- marginal_gain: token_mean 0.1, 0.2, 0.3 and example_inverse 0, 0.12, 0.2: the leader's
+  interval contains the runner-up's mean, so no variant is named.
+- token_sum weights only `sum` (a likelihood objective) with marginal_gain around
+  `sum_marginal` (−0.1 by default: damaged).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import yaml
+from conftest import REPO_ROOT
+
+from zgain.core.io import list_array, run_dir, write_json, write_table
+from zgain.evaluate.schema import DECOMPOSITION_KEYS, ENVIRONMENT_KEY, EVAL_SCHEMA, RECOVERY_KEYS
+from zgain.params import Params, parse_params
+from zgain.report.loading import USAGE_KEYS
+
+N_EXAMPLES = 30
+SEEDS = (0, 1, 2)
+BASELINE = "token_mean"
+WEIGHTS = {
+    "token_mean": {"mean": 1.0},
+    "token_sum": {"sum": 1.0},
+    "example_inverse": {"ex": 1.0},
+}
+REMOVED = "dist_normalized"  # written to disk, absent from params: must never be read
+REMOVED_WEIGHTS = {"dist": 1.0}
+ORACLE_INFO = 10.0
+SPLIT = {
+    "base_nll": 20.0,
+    "oracle_nll": 12.0,
+    "oracle_info": ORACLE_INFO,
+    "oracle_marginal_gain": 8.0,  # B − NLL*
+    "oracle_gross_gain": 18.0,  # B − C*, C* = NLL* − I*
+    "frac_gain_pop_ceiling": 0.9,
+    "frac_gain_ex_ceiling": 0.91,
+    "frac_gain_pop_tok_ceiling": 0.92,
+    "frac_z_information_ceiling": 0.5,
+    "probe_floor": 0.4,
+    "probe_ceiling": 0.9,
+    "kmeans_accuracy_floor": 0.25,
+    "kmeans_accuracy_ceiling": 0.95,
+    "kmeans_nmi_ceiling": 0.85,
+    "oracle_localization_share": 0.97,
+    "revealed_token_share": 0.3,
+    "mi_q_cap_nats": math.log(N_EXAMPLES),
+    "iw_samples": 64.0,
+    "n_examples": float(N_EXAMPLES),
+}
+Z_INFORMATION = {
+    "token_mean": (1.0, 2.0, 3.0),
+    "token_sum": (0.5, 0.6, 0.7),
+    "example_inverse": (5.0, 6.5, 7.0),
+    REMOVED: (90.0, 91.0, 92.0),
+}
+MARGINAL_GAIN = {
+    "token_mean": (0.1, 0.2, 0.3),
+    "example_inverse": (0.0, 0.12, 0.2),
+    REMOVED: (50.0, 51.0, 52.0),
+}
+KL = {"token_mean": (2.0, 2.5, 3.0), "token_sum": (1.0, 1.1, 1.2), "example_inverse": (7.0, 8, 9)}
+TOKEN_Z = {"token_mean": 0.2, "token_sum": 0.1, "example_inverse": 0.6, REMOVED: 9.0}
+ORACLE_TOKEN = 0.5  # i*_t = ORACLE_TOKEN · (t + 1) at every position t
+NULL_METRIC = "token_info_spearman"  # null for token_sum in every seed
+FAKE_ENVIRONMENT = {"device": "cpu", "dtype": "float32", "threads": 1, "torch_version": "x"}
+
+
+def sum_marginal_values(sum_marginal: float) -> tuple[float, ...]:
+    return (sum_marginal - 0.01, sum_marginal, sum_marginal + 0.01)
+
+
+def fake_metrics(variant: str, seed: int, sum_marginal: float) -> dict[str, float | None]:
+    """One run's metrics.json content (without the environment entry)."""
+    k = SEEDS.index(seed) if seed in SEEDS else 0
+    marginal = {**MARGINAL_GAIN, "token_sum": sum_marginal_values(sum_marginal)}
+    z_info = Z_INFORMATION[variant][k]
+    gain = marginal[variant][k]
+    kl = KL.get(variant, (3.0, 3.0, 3.0))[k]
+    small = 0.01 * k + 0.001 * len(variant)  # a generic per-run value with a seed spread
+    metrics: dict[str, float | None] = {
+        key: 0.3 + small for key in (*DECOMPOSITION_KEYS, *RECOVERY_KEYS, *USAGE_KEYS)
+    }
+    metrics |= SPLIT
+    metrics |= {
+        "marginal_gain": gain,
+        "z_information": z_info,
+        "gross_gain": gain + z_info,
+        "capture": z_info / ORACLE_INFO,
+        "kl": kl,
+        "net_gain": gain + z_info - kl,
+        "normalized_recovery": 0.1 * (k + 1),
+        "active_units": float(k + 1),
+    }
+    if variant == "token_sum":
+        metrics[NULL_METRIC] = None
+    metrics["kl_dim_0"] = kl
+    return metrics
+
+
+def fake_examples(variant: str, seed: int) -> pa.Table:
+    """EVAL_SCHEMA rows, shuffled; i^θ_{i,t} = TOKEN_Z[variant]·(t + 1) + 0.1·seed."""
+    n_tokens = 2 + np.arange(N_EXAMPLES) % 4  # 2..5 target positions
+    width = int(n_tokens.max())
+    present = np.arange(width)[None, :] < n_tokens[:, None]
+    steps = np.arange(1, width + 1)[None, :].repeat(N_EXAMPLES, 0).astype(float)
+    token_z = np.where(present, TOKEN_Z[variant] * steps + 0.1 * seed, 0.0)
+    oracle_tokens = np.where(present, ORACLE_TOKEN * steps, 0.0)
+    base = 4.0 * n_tokens
+    post = base - 1.0 - token_z.sum(1)
+    order = np.random.default_rng([seed, len(variant)]).permutation(N_EXAMPLES)
+    columns = {
+        "example_id": np.arange(N_EXAMPLES) + 1000,
+        "variant": [variant] * N_EXAMPLES,
+        "seed": np.full(N_EXAMPLES, seed),
+        "strategy": np.arange(N_EXAMPLES) % 4,
+        "n_tokens": n_tokens,
+        "surprisal_sum": base,
+        "nll_post": post,
+        "nll_marginal": post + token_z.sum(1),
+        "kl": np.full(N_EXAMPLES, 2.0),
+        "nll_shuffled": post + 0.5,
+        "nll_prior": base - 0.5,
+        "oracle_nll": base - 2.0,
+        "oracle_info": oracle_tokens.sum(1),
+    }
+    table = pa.table({k: pa.array(np.asarray(v)[order]) for k, v in columns.items()})
+    for name, values in (("token_z_information", token_z), ("oracle_token_info", oracle_tokens)):
+        table = table.append_column(name, list_array(values[order], n_tokens[order]))
+    return table
+
+
+def write_run(eval_dir: Path, variant: str, seed: int, sum_marginal: float = -0.1) -> None:
+    where = run_dir(eval_dir, variant, seed)
+    write_table(fake_examples(variant, seed), where / "examples.parquet", EVAL_SCHEMA)
+    metrics = fake_metrics(variant, seed, sum_marginal)
+    write_json({**metrics, ENVIRONMENT_KEY: FAKE_ENVIRONMENT}, where / "metrics.json")
+
+
+def write_runs(eval_dir: Path, seeds: tuple[int, ...] = SEEDS, sum_marginal: float = -0.1) -> None:
+    """Every listed variant × seed, plus the removed variant (on disk only)."""
+    for variant in (*WEIGHTS, REMOVED):
+        for seed in seeds:
+            write_run(eval_dir, variant, seed, sum_marginal)
+
+
+def make_params(
+    root: Path, seeds: tuple[int, ...] = SEEDS, variants: tuple[str, ...] = tuple(WEIGHTS)
+) -> Params:
+    """params.yaml with paths under `root`, the listed variants and seeds."""
+    raw = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
+    raw["paths"] = {k: str(root / v) for k, v in raw["paths"].items()}
+    raw["cvae"]["seeds"] = list(seeds)
+    raw["cvae"]["variants"] = {v: {"weights": WEIGHTS[v], "beta": None} for v in variants}
+    raw["report"]["baseline_variant"] = BASELINE
+    raw["report"]["confidence"] = 0.95
+    return parse_params(raw)
+
+
+def build(root: Path, seeds: tuple[int, ...] = SEEDS, sum_marginal: float = -0.1) -> Params:
+    """Write the fake runs under `root` and run the report stage on them."""
+    from stages import report as report_stage
+
+    params = make_params(root, seeds)
+    write_runs(Path(params.paths.eval_dir), seeds, sum_marginal)
+    report_stage.run(params)
+    return params

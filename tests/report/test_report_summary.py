@@ -1,0 +1,134 @@
+"""summary.md: captions, generated commentary, damaged flag and glossary.
+
+See docs/method.md#uncertainty-over-seeds; the fake numbers are described in report_fakes.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from report_fakes import BASELINE, WEIGHTS, build
+
+ROW_LABELS = {"base", "oracle", "floor", "ceiling", "cap", "even spread", "_mean"}
+BACKTICKED = re.compile(r"`([^`]+)`")
+
+
+@pytest.fixture(scope="module")
+def summary(tmp_path_factory: pytest.TempPathFactory) -> str:
+    params = build(tmp_path_factory.mktemp("summary"))
+    return (Path(params.paths.reports_dir) / "summary.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def one_seed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    params = build(tmp_path_factory.mktemp("one_seed"), seeds=(0,))
+    return Path(params.paths.reports_dir)
+
+
+def section(text: str, title: str) -> str:
+    """The body of the `## title` section."""
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def captions(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith(("*Table", "*Figure"))]
+
+
+def test_header_states_world_runs_and_method(summary: str) -> None:
+    head = summary[: summary.index("\n## ")]
+    assert "World: K = 4 strategies" in head
+    assert f"Runs: {len(WEIGHTS)} variants × 3 seeds = 9 runs" in head
+    assert "mean over 3 seeds, 95% t-interval" in head
+
+
+def test_first_table_is_the_decomposition(summary: str) -> None:
+    first = next(line for line in summary.splitlines() if line.startswith("| row"))
+    assert re.findall(r"`(\w+)`", first) == [
+        "gross_gain",
+        "marginal_gain",
+        "z_information",
+        "capture",
+        "kl",
+        "net_gain",
+    ]
+    assert "(G^marg)" in first and "(I^θ)" in first
+
+
+def test_every_caption_labels_the_method(summary: str) -> None:
+    found = captions(summary)
+    assert sum(c.startswith("*Table") for c in found) == 7
+    assert sum(c.startswith("*Figure") for c in found) == 3
+    for line in found:
+        assert "mean over 3 seeds, 95% t-interval" in line or "3 seeds per variant" in line, line
+
+
+def test_one_seed_has_no_interval_and_says_so(one_seed: Path) -> None:
+    text = (one_seed / "summary.md").read_text()
+    found = captions(text)
+    assert len(found) == 10
+    for line in found:
+        assert "no interval" in line, line
+    assert "One seed" in text[: text.index("\n## ")]
+    table = pd.read_csv(one_seed / "tables" / "decomposition.csv")
+    seeds = table[table["kind"] == "seeds"]
+    assert seeds["low"].isna().all() and seeds["high"].isna().all() and (seeds["n"] == 1).all()
+    assert "[" not in section(text, "Gain decomposition (nats per sequence)").split("|---|")[1]
+    assert "Best " not in text  # no interval: no variant can be named
+    assert "the seeds do not separate them" in section(text, "Commentary")
+    paired = pd.read_csv(one_seed / "tables" / "paired.csv")
+    assert paired["separated"].isna().all()
+    assert "no interval on" in section(
+        text, f"Paired comparisons against the baseline ({BASELINE})"
+    )
+
+
+def test_winner_named_only_when_the_interval_separates(summary: str) -> None:
+    commentary = section(summary, "Commentary")
+    assert "Best z-information I^θ (`z_information`): **example_inverse**" in commentary
+    assert "Best capture (`capture`): **example_inverse**" in commentary
+    # marginal_gain: token_mean 0.2 [−0.048, 0.448] contains example_inverse's mean 0.107
+    assert "Best marginal gain" not in commentary
+    line = next(x for x in commentary.splitlines() if "(`marginal_gain`)" in x)
+    assert "the seeds do not separate them" in line and "no variant is named best" in line
+
+
+def test_paired_sentences(summary: str) -> None:
+    paired = section(summary, f"Paired comparisons against the baseline ({BASELINE})")
+    line = next(x for x in paired.splitlines() if x.startswith("- example_inverse − token_mean"))
+    assert "higher `z_information` (+4.167" in line
+    line = next(x for x in paired.splitlines() if x.startswith("- token_sum − token_mean"))
+    assert "the seeds do not separate them on `z_information`" in line
+
+
+@pytest.mark.parametrize(("marginal", "damaged"), [(-0.1, True), (-0.01, False)])
+def test_damaged_likelihood_objective(tmp_path: Path, marginal: float, damaged: bool) -> None:
+    params = build(tmp_path, sum_marginal=marginal)
+    commentary = section((Path(params.paths.reports_dir) / "summary.md").read_text(), "Commentary")
+    assert ("**damaged**: token_sum" in commentary) is damaged
+    assert ("fine-tuning cost likelihood" in commentary) is damaged
+    assert ("token_sum is a likelihood objective and keeps" in commentary) is not damaged
+    for variant in ("token_mean", "example_inverse"):  # not likelihood objectives
+        assert f"damaged**: {variant}" not in commentary
+
+
+def test_every_metric_name_is_in_the_glossary(summary: str) -> None:
+    glossary = section(summary, "Glossary")
+    defined = re.findall(r"^- `(\w+)`: ", glossary, flags=re.MULTILINE)
+    assert len(defined) == len(set(defined))  # one line each
+    body = summary[: summary.index("## Glossary")]
+    headers = [line for line in body.splitlines() if line.startswith(("| row", "| variant"))]
+    named = {name for line in headers for name in BACKTICKED.findall(line)}
+    named |= {name for line in captions(body) for name in BACKTICKED.findall(line)} - ROW_LABELS
+    assert named and named <= set(defined), sorted(named - set(defined))
+    assert summary.count("## Glossary") == 1
+
+
+def test_no_undefined_number_is_printed(summary: str) -> None:
+    cells = [line for line in summary.splitlines() if line.startswith("| ")]
+    assert cells and not any("nan" in line.lower() for line in cells)
+    assert "n/a" in section(summary, "Localization of the z-information on the revealing positions")

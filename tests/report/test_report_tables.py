@@ -1,0 +1,182 @@
+"""The report's tables, plots and metrics.json on fake runs with known numbers.
+
+See docs/method.md#evaluation-quantities and docs/method.md#uncertainty-over-seeds; the fake
+numbers are described in report_fakes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from report_fakes import (
+    BASELINE,
+    MARGINAL_GAIN,
+    ORACLE_TOKEN,
+    SEEDS,
+    SPLIT,
+    TOKEN_Z,
+    WEIGHTS,
+    Z_INFORMATION,
+    build,
+    sum_marginal_values,
+)
+
+from zgain.params import Params
+
+T_975_2 = 4.302652729749464  # t_{0.975, 2}
+HALF_UNIT = T_975_2 / math.sqrt(3)  # half-width of 3 seeds with sample sd 1
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Params, Path]:
+    params = build(tmp_path_factory.mktemp("tables"))
+    return params, Path(params.paths.reports_dir)
+
+
+def read(reports: Path, name: str) -> pd.DataFrame:
+    return pd.read_csv(reports / "tables" / f"{name}.csv")
+
+
+def cell(table: pd.DataFrame, row: str, metric: str) -> pd.Series:
+    rows = table[(table["variant"] == row) & (table["metric"] == metric)]
+    assert len(rows) == 1, (row, metric)
+    return rows.iloc[0]
+
+
+def test_seed_mean_and_t_interval_by_hand(built: tuple[Params, Path]) -> None:
+    _, reports = built
+    table = read(reports, "decomposition")
+    z = cell(table, BASELINE, "z_information")  # seeds 1, 2, 3
+    assert z["mean"] == pytest.approx(2.0)
+    assert (z["low"], z["high"]) == pytest.approx((2.0 - HALF_UNIT, 2.0 + HALF_UNIT), rel=1e-9)
+    assert z["n"] == 3 and z["kind"] == "seeds"
+    for variant in WEIGHTS:
+        values = np.array(Z_INFORMATION[variant])
+        row = cell(table, variant, "z_information")
+        half = T_975_2 * values.std(ddof=1) / math.sqrt(3)
+        assert row["mean"] == pytest.approx(values.mean())
+        assert row["high"] - row["mean"] == pytest.approx(half, rel=1e-9)
+
+
+def test_base_and_oracle_rows(built: tuple[Params, Path]) -> None:
+    _, reports = built
+    table = read(reports, "decomposition")
+    assert list(dict.fromkeys(table["variant"])) == ["base", *WEIGHTS, "oracle"]
+    columns = ("gross_gain", "marginal_gain", "z_information", "capture", "kl", "net_gain")
+    for metric in columns:
+        base = cell(table, "base", metric)
+        assert base["mean"] == 0.0 and base["kind"] == "definition" and math.isnan(base["low"])
+    expected = {
+        "gross_gain": SPLIT["oracle_gross_gain"],
+        "marginal_gain": SPLIT["oracle_marginal_gain"],
+        "z_information": SPLIT["oracle_info"],
+        "capture": 1.0,
+        "kl": SPLIT["oracle_info"],
+        "net_gain": SPLIT["oracle_marginal_gain"],
+    }
+    for metric, value in expected.items():
+        oracle = cell(table, "oracle", metric)
+        assert oracle["mean"] == pytest.approx(value) and math.isnan(oracle["high"])
+    assert cell(table, "oracle", "kl")["source"] == "oracle_info"
+
+
+def test_ceiling_floor_and_cap_rows(built: tuple[Params, Path]) -> None:
+    params, reports = built
+    fractional = read(reports, "fractional")
+    for metric in ("frac_gain_pop", "frac_gain_ex", "frac_gain_pop_tok", "frac_z_information"):
+        row = cell(fractional, "oracle", metric)
+        assert row["source"] == f"{metric}_ceiling"
+        assert row["mean"] == pytest.approx(SPLIT[f"{metric}_ceiling"])
+    recovery = read(reports, "recovery")
+    assert cell(recovery, "floor", "probe_accuracy")["mean"] == SPLIT["probe_floor"]
+    assert cell(recovery, "ceiling", "probe_accuracy_mean")["mean"] == SPLIT["probe_ceiling"]
+    assert cell(recovery, "floor", "kmeans_nmi")["mean"] == 0.0
+    assert cell(recovery, "ceiling", "kmeans_nmi")["mean"] == SPLIT["kmeans_nmi_ceiling"]
+    assert cell(recovery, "floor", "kmeans_accuracy")["mean"] == SPLIT["kmeans_accuracy_floor"]
+    localization = read(reports, "localization")
+    oracle_share = cell(localization, "oracle", "localization_share")
+    assert oracle_share["mean"] == SPLIT["oracle_localization_share"]
+    posterior = read(reports, "posterior")
+    assert cell(posterior, "cap", "mi_q_nats")["mean"] == pytest.approx(SPLIT["mi_q_cap_nats"])
+    latent_dim = params.cvae.common.model.latent_dim
+    assert cell(posterior, "cap", "active_units")["mean"] == latent_dim
+    diagnostics = read(reports, "diagnostics")
+    iw = cell(diagnostics, BASELINE, "iw_samples")
+    assert iw["mean"] == SPLIT["iw_samples"] and iw["kind"] == "split"
+
+
+def test_undefined_seeds_leave_no_mean(built: tuple[Params, Path]) -> None:
+    _, reports = built
+    row = cell(read(reports, "localization"), "token_sum", "token_info_spearman")
+    assert row["n"] == 0 and math.isnan(row["mean"])
+
+
+def test_paired_difference_per_seed(built: tuple[Params, Path]) -> None:
+    _, reports = built
+    paired = read(reports, "paired")
+    assert BASELINE not in set(paired["variant"]) and set(paired["baseline"]) == {BASELINE}
+    assert len(paired) == 4 * (len(WEIGHTS) - 1)
+    rows = paired[paired["variant"] == "example_inverse"].set_index("metric")
+    diffs = np.subtract(Z_INFORMATION["example_inverse"], Z_INFORMATION[BASELINE])  # 4, 4.5, 4
+    half = T_975_2 * diffs.std(ddof=1) / math.sqrt(3)
+    z = rows.loc["z_information"]
+    assert z["mean"] == pytest.approx(diffs.mean())
+    assert (z["low"], z["high"]) == pytest.approx((diffs.mean() - half, diffs.mean() + half))
+    assert z["separated"]  # the interval excludes 0
+    marginal = rows.loc["marginal_gain"]
+    diffs = np.subtract(MARGINAL_GAIN["example_inverse"], MARGINAL_GAIN[BASELINE])
+    assert marginal["mean"] == pytest.approx(diffs.mean())
+    other = paired[(paired["variant"] == "token_sum") & (paired["metric"] == "z_information")]
+    diffs = np.subtract(Z_INFORMATION["token_sum"], Z_INFORMATION[BASELINE])  # −0.5, −1.4, −2.3
+    assert other["mean"].item() == pytest.approx(diffs.mean())
+    assert other["low"].item() < 0 < other["high"].item() and not other["separated"].item()
+
+
+def test_metrics_json_has_exactly_the_compact_shape(built: tuple[Params, Path]) -> None:
+    _, reports = built
+    metrics = json.loads((reports / "metrics.json").read_text())
+    assert list(metrics) == ["headline_rate", "variants"]
+    assert metrics["headline_rate"] is None
+    assert list(metrics["variants"]) == list(WEIGHTS)
+    keys = ["marginal_gain", "z_information", "capture", "kl", "normalized_recovery"]
+    for values in metrics["variants"].values():
+        assert list(values) == keys
+    ours = metrics["variants"]
+    assert ours[BASELINE]["z_information"] == pytest.approx(2.0)
+    assert ours["token_sum"]["marginal_gain"] == pytest.approx(np.mean(sum_marginal_values(-0.1)))
+    assert ours["example_inverse"]["capture"] == pytest.approx(np.mean([0.5, 0.65, 0.7]))
+    assert ours[BASELINE]["normalized_recovery"] == pytest.approx(0.2)
+
+
+def test_rate_information_plot(built: tuple[Params, Path]) -> None:
+    _, reports = built
+    rate = pd.read_csv(reports / "plots" / "rate_information.csv")
+    assert list(rate.columns) == ["variant", "seed", "kl", "z_information", "marginal_gain"]
+    assert len(rate) == len(WEIGHTS) * len(SEEDS)
+    row = rate[(rate["variant"] == "example_inverse") & (rate["seed"] == 1)].iloc[0]
+    assert (row["kl"], row["z_information"], row["marginal_gain"]) == (8.0, 6.5, 0.12)
+
+
+def test_information_by_position(built: tuple[Params, Path]) -> None:
+    _, reports = built
+    plot = pd.read_csv(reports / "plots" / "information_by_position.csv")
+    assert list(plot.columns) == ["position", "variant", "z_information"]
+    assert set(plot["variant"]) == {*WEIGHTS, "oracle"}
+    # i^θ_t = a·(t + 1) + 0.1·seed, so the seed-pooled mean is a·(t + 1) + 0.1
+    for variant, a in ((v, TOKEN_Z[v]) for v in WEIGHTS):
+        rows = plot[plot["variant"] == variant].sort_values("position")
+        assert rows["position"].tolist() == [0, 1, 2, 3, 4]
+        expected = a * (rows["position"] + 1) + 0.1
+        assert rows["z_information"].to_numpy() == pytest.approx(expected.to_numpy())
+    oracle = plot[plot["variant"] == "oracle"].sort_values("position")
+    expected_oracle = ORACLE_TOKEN * (oracle["position"] + 1)
+    assert oracle["z_information"].to_numpy() == pytest.approx(expected_oracle.to_numpy())
+    table = read(reports, "information_by_position")
+    row = table[(table["variant"] == BASELINE) & (table["position"] == 2)].iloc[0]
+    half = T_975_2 * 0.1 / math.sqrt(3)  # per-seed means differ by 0.1 per seed: sd 0.1
+    assert (row["low"], row["high"]) == pytest.approx((row["mean"] - half, row["mean"] + half))
