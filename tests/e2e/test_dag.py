@@ -20,7 +20,8 @@ BIN = Path(sys.executable).parent
 COPIED = ["dvc.yaml", "stages", "src"]
 
 
-def sh(cwd: Path, *args: str) -> str:
+def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run a command in the copy with its own code and a quiet, telemetry-free dvc."""
     env = {
         **os.environ,
         "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
@@ -31,7 +32,11 @@ def sh(cwd: Path, *args: str) -> str:
         "GIT_COMMITTER_EMAIL": "zgain@localhost",
         "DVC_NO_ANALYTICS": "1",
     }
-    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def sh(cwd: Path, *args: str) -> str:
+    done = run(cwd, *args)
     if done.returncode != 0:
         raise AssertionError(
             f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
@@ -70,7 +75,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_repro_builds_everything_then_is_clean(repo: Path) -> None:
     first = ran_stages(sh(repo, "dvc", "repro"))
     variants = ["token_mean", "token_share_cc"]
-    expected = {"generate", "train_base", "surprisal", "normalizer", "report"}
+    expected = {"check_params", "generate", "train_base", "surprisal", "normalizer", "report"}
     expected |= {
         f"{stage}@{v}-{s}" for stage in ("train_cvae", "evaluate") for v in variants for s in (0, 1)
     }
@@ -102,6 +107,32 @@ VARIANT_RUNS = {
 }
 
 
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [((), "cvea"), (("cvae",), "beta")],
+    ids=["top-level typo", "misplaced key"],
+)
+def test_a_key_no_stage_reads_stops_the_run(repo: Path, where: tuple[str, ...], key: str) -> None:
+    params_file = repo / "params.yaml"
+    original = params_file.read_text()
+    params = yaml.safe_load(original)
+    node = params
+    for part in where:
+        node = node[part]
+    node[key] = {"common": {"beta": 0.5}} if key == "cvea" else 0.5
+    params_file.write_text(yaml.safe_dump(params, sort_keys=False))
+    try:
+        done = run(repo, "dvc", "repro")
+        assert done.returncode != 0
+        path = ".".join((*where, key))
+        assert f"error: {path}: unknown key (known: " in done.stdout + done.stderr
+        assert ran_stages(done.stdout + done.stderr) == {"check_params"}
+    finally:
+        params_file.write_text(original)
+    # the failed run recorded nothing: with the file restored, everything is up to date
+    assert json.loads(sh(repo, "dvc", "status", "--json")) == {}
+
+
 def test_editing_a_reconstruction_term_changes_only_cvae_runs(repo: Path) -> None:
     edit_function(repo / "src" / "zgain" / "cvae" / "terms.py", "token_share_cc")
     changed = changed_stages(repo)
@@ -131,7 +162,7 @@ def test_report_code_edit_reruns_only_report(repo: Path) -> None:
 def test_exp_run_on_one_variant_reruns_only_its_stages(repo: Path) -> None:
     out = sh(repo, "dvc", "exp", "run", "-S", "cvae.variants.token_mean.beta=0.5")
     expected = {f"{stage}@token_mean-{s}" for stage in ("train_cvae", "evaluate") for s in (0, 1)}
-    assert ran_stages(out) == expected | {"report"}
+    assert ran_stages(out) == expected | {"report", "check_params"}
     shown = json.loads(sh(repo, "dvc", "exp", "show", "--json"))
     text = json.dumps(shown)
     assert "reports/metrics.json" in text
