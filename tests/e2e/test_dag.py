@@ -133,6 +133,13 @@ def test_a_key_no_stage_reads_stops_the_run(repo: Path, where: tuple[str, ...], 
     assert json.loads(sh(repo, "dvc", "status", "--json")) == {}
 
 
+def test_retraining_the_base_leaves_everything_downstream_up_to_date(repo: Path) -> None:
+    """The base checkpoint holds only what determines the model, so retraining rewrites the
+    same bytes and nothing downstream (normalizer, CVAE runs, report) goes stale."""
+    assert ran_stages(sh(repo, "dvc", "repro", "-f", "-s", "train_base")) == {"train_base"}
+    assert json.loads(sh(repo, "dvc", "status", "--json")) == {}
+
+
 def test_editing_a_reconstruction_term_changes_only_cvae_runs(repo: Path) -> None:
     edit_function(repo / "src" / "zgain" / "cvae" / "terms.py", "token_share_cc")
     changed = changed_stages(repo)
