@@ -40,7 +40,7 @@ def main() -> None:
     world = World.from_params(params.data)
     split, batch = load_packed(params.paths.synthetic_dir, "test", world)
     frozen = load_frozen(params.paths, split, world.n_targets)
-    base = np.where(frozen.mask, frozen.surprisal.astype(np.float64), 0.0).sum(1)
+    base = frozen.sequence_surprisal
     model, _ = load_cvae(run_dir(params.paths.cvae_dir, args.variant, args.seed).with_suffix(".pt"))
     print(f"{args.variant} seed {args.seed}, n_test = {len(split)}, {env.threads} threads")
     print("K     mean I    MC se(I)  ex. se(I)  mean Gm    MC se(Gm)  seconds")

@@ -44,10 +44,11 @@ def run(
     )
     revealed = revealed_positions(split, frozen.mask, settings.reveal_min_nats)
     out = run_dir(params.paths.eval_dir, variant, seed)
-    table = evaluation_table(variant, seed, split, frozen.surprisal, frozen.mask, scores)
+    base = frozen.sequence_surprisal
+    table = evaluation_table(variant, seed, split, base, frozen.mask, scores)
     metrics = run_metrics(
         split,
-        frozen.surprisal,
+        base,
         frozen.mask,
         scores,
         revealed,

@@ -38,7 +38,7 @@ def run(
     monitor_rows = slice(0, common.val_examples)
     monitor = select(val, monitor_rows)
     val_frozen = load_frozen(params.paths, val_split, world.n_targets)
-    monitor_base = torch.from_numpy(val_frozen.surprisal[monitor_rows].astype("float64").sum(1))
+    monitor_base = torch.from_numpy(val_frozen.sequence_surprisal[monitor_rows])
     with live_run(run_dir(params.paths.cvae_live, variant, seed)) as (live, log):
         last = fit_cvae(
             model,

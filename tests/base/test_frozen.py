@@ -15,7 +15,7 @@ from conftest import tiny_params_raw
 
 from zgain.base.frozen import load_frozen
 from zgain.base.model import load_base, save_base
-from zgain.base.schema import TOKENS_SCHEMA
+from zgain.base.schema import EXAMPLES_SCHEMA, TOKENS_SCHEMA
 from zgain.core.errors import DataError, ProvenanceError
 from zgain.core.io import read_table, sha256_file, table_metadata, write_table
 from zgain.params import Params, parse_params
@@ -66,6 +66,19 @@ def test_surprisal_follows_the_split_order(tiny_pipeline, name):
         assert not frozen.surprisal[row, n_tokens:].any()
     assert frozen.base_sha256 == sha256_file(params.paths.base_model)
     assert frozen.normalizer.base_sha256 == frozen.base_sha256
+
+
+def test_sequence_surprisal_is_the_examples_table_sum(tiny_pipeline):
+    params = tiny_pipeline
+    split = _split(params, "test")
+    frozen = load_frozen(params.paths, split, _width(params))
+    examples = read_table(Path(params.paths.surprisal_dir) / "examples.parquet", EXAMPLES_SCHEMA)
+    stored = dict(
+        zip(examples["example_id"].to_pylist(), examples["surprisal_sum"].to_pylist(), strict=True)
+    )
+    expected = np.array([stored[int(i)] for i in split.example_id])
+    assert frozen.sequence_surprisal.dtype == np.float64
+    np.testing.assert_allclose(frozen.sequence_surprisal, expected, rtol=0, atol=1e-9)
 
 
 def test_a_different_base_checkpoint_is_refused_naming_both_hashes(tiny_pipeline, tmp_path):

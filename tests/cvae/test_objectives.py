@@ -69,7 +69,7 @@ SURPRISAL = torch.tensor([[1.0, NAN, HUGE], [2.0, 0.5, INF], [1.0, 2.0, 3.0]], d
 
 
 def hand_terms() -> dict[str, float]:
-    """Every registered row term of the ragged batch, written out with plain floats (ε = 0.01, N = 1.5)."""
+    """Every row term of the ragged batch, written out with plain floats (ε = 0.01, N = 1.5)."""
     e = EPS
     # Example 0: ℓ = [2], b = [1]. Example 1: ℓ = [1, 3], b = [2, .5]. Example 2: ℓ = [.5, 1.5, 7],
     # b = [1, 2, 3]. Token-means ℓ̄ = 2, 2, 3; sums L = 2, 4, 9; b_i = 1, 1.25, 2; B = 1, 2.5, 6.

@@ -73,8 +73,8 @@ def _train_inputs(
     val_split, val = load_packed(params.paths.synthetic_dir, "val", world)
     frozen = load_frozen(params.paths, split, world.n_targets)
     rows = slice(0, MONITOR_EXAMPLES)
-    val_base = load_frozen(params.paths, val_split, world.n_targets).surprisal[rows]
-    return train, frozen, select(val, rows), torch.from_numpy(val_base.astype("float64").sum(1))
+    val_base = load_frozen(params.paths, val_split, world.n_targets).sequence_surprisal[rows]
+    return train, frozen, select(val, rows), torch.from_numpy(val_base)
 
 
 def _fresh_cvae(params: Params, common: CommonCVAEParams, seed: int = SEED) -> CVAE:

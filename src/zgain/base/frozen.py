@@ -29,6 +29,11 @@ class FrozenSurprisal(NamedTuple):
     normalizer: Normalizer
     base_sha256: str
 
+    @property
+    def sequence_surprisal(self) -> np.ndarray:
+        """B_i = Σ_t b_t per example, (N,) float64 nats: the base's code length for y."""
+        return np.where(self.mask, self.surprisal.astype(np.float64), 0.0).sum(axis=1)
+
 
 def _aligned(tokens_path: Path, split: Split, width: int) -> tuple[np.ndarray, np.ndarray]:
     table = read_table(tokens_path, TOKENS_SCHEMA)

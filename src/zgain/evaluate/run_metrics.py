@@ -32,11 +32,11 @@ def evaluation_table(
     variant: str,
     seed: int,
     split: Split,
-    surprisal: np.ndarray,
+    base: np.ndarray,
     mask: np.ndarray,
     scores: PerExample,
 ) -> pa.Table:
-    """One row per test example in `EVAL_SCHEMA`."""
+    """One row per test example in `EVAL_SCHEMA`; base (N,) is B_i, mask (N, T) supervised."""
     n = len(split)
     n_tokens = mask.sum(1)
     columns = {
@@ -45,7 +45,7 @@ def evaluation_table(
         "seed": pa.array(np.full(n, seed, dtype=np.int32)),
         "strategy": pa.array(split.strategy.astype(np.int16)),
         "n_tokens": pa.array(n_tokens.astype(np.int32)),
-        "surprisal_sum": pa.array(np.where(mask, surprisal.astype(np.float64), 0.0).sum(1)),
+        "surprisal_sum": pa.array(base),
         "nll_post": pa.array(scores.nll_post),
         "nll_marginal": pa.array(scores.nll_marginal),
         "kl": pa.array(scores.kl),
@@ -61,7 +61,7 @@ def evaluation_table(
 
 def run_metrics(
     split: Split,
-    surprisal: np.ndarray,
+    base: np.ndarray,
     mask: np.ndarray,
     scores: PerExample,
     revealed: np.ndarray,
@@ -70,8 +70,10 @@ def run_metrics(
     probe_test_fraction: float,
     seed: int,
 ) -> dict[str, float]:
-    """Every aggregate of one (variant, seed) run, flat: decomposition, usage, recovery."""
-    base = np.where(mask, surprisal.astype(np.float64), 0.0).sum(1)
+    """Every aggregate of one (variant, seed) run, flat: decomposition, usage, recovery.
+
+    base (N,) is the base's code length B_i of each example, mask (N, T) its supervised positions.
+    """
     metrics = decomposition(
         base=base,
         post=scores.nll_post,
