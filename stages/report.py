@@ -1,21 +1,30 @@
-"""Stage `report`: tables, figures and metrics of every listed (variant, seed) evaluation.
+"""Stage `report`: tables, figures and metrics of every listed (variant, rate, seed) run.
 
-Reads only the variants of `cvae.variants` and the seeds of `cvae.seeds`; outputs of a variant
-since removed from params may stay on disk, and are ignored. Intervals are over seeds
-(docs/method.md#uncertainty-over-seeds).
+Reads only the variants of `cvae.variants`, the rates of `cvae.rates` and the seeds of
+`cvae.seeds`; outputs of a run since removed from params may stay on disk, and are ignored.
+Intervals are over seeds (docs/method.md#uncertainty-over-seeds); the comparison is at equal
+rate (docs/method.md#comparison-at-equal-rate).
 """
 
 from __future__ import annotations
 
 from zgain.core.cli import run_stage
 from zgain.params import Params, load_params
+from zgain.report.curves import CURVE_QUANTITIES, learning_curves
 from zgain.report.document import build_report, write_report
+from zgain.report.frontier import headline_rate
 from zgain.report.loading import load_results
 
 
 def run(params: Params) -> None:
-    results = load_results(params.paths.eval_dir, tuple(params.cvae.variants), params.cvae.seeds)
-    write_report(build_report(results, params), params.paths.reports_dir)
+    variants, rates, seeds = tuple(params.cvae.variants), params.cvae.rates, params.cvae.seeds
+    by_rate = {rate: load_results(params.paths.eval_dir, variants, seeds, rate) for rate in rates}
+    headline = headline_rate(rates, by_rate[rates[0]].split_value("oracle_info"))
+    curves = {
+        quantity: learning_curves(params.paths.cvae_live, variants, headline, seeds, quantity)
+        for quantity in CURVE_QUANTITIES
+    }
+    write_report(build_report(by_rate, params, curves), params.paths.reports_dir)
 
 
 def main() -> None:

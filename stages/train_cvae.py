@@ -1,4 +1,5 @@
-"""Stage `train_cvae@<variant>-<seed>`: one reconstruction variant, one seed."""
+"""Stage `train_cvae@<variant>-<rate>-<seed>`: one reconstruction variant, one target rate, one
+seed."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import torch
 
 from zgain.base.frozen import load_frozen
 from zgain.base.model import load_base
-from zgain.core.cli import SeedOption, VariantOption, run_stage
+from zgain.core.cli import RateOption, SeedOption, VariantOption, run_stage
 from zgain.core.environment import DeviceOption, ThreadsOption, setup_torch
 from zgain.core.io import run_dir
 from zgain.core.sequences import select
@@ -22,6 +23,7 @@ from zgain.world.synthetic import World
 def run(
     params: Params,
     variant: str,
+    rate: float,
     seed: int,
     device: str | None = None,
     threads: int | None = None,
@@ -29,17 +31,18 @@ def run(
     world = World.from_params(params.data)
     common = params.cvae.common
     resolved = params.cvae.variant(variant)
+    rate = params.cvae.rate(rate)
     torch_device, environment = setup_torch(seed, device=device, threads=threads)
     train_split, train = load_packed(params.paths.synthetic_dir, "train", world)
     val_split, val = load_packed(params.paths.synthetic_dir, "val", world)
     frozen = load_frozen(params.paths, train_split, world.n_targets)
-    objective = Objective(common, resolved, frozen.normalizer.mean_surprisal)
+    objective = Objective(common, resolved, frozen.normalizer.mean_surprisal, rate)
     model = CVAE(load_base(params.paths.base_model), common.model)
     monitor_rows = slice(0, common.val_examples)
     monitor = select(val, monitor_rows)
     val_frozen = load_frozen(params.paths, val_split, world.n_targets)
     monitor_base = torch.from_numpy(val_frozen.sequence_surprisal[monitor_rows])
-    with live_run(run_dir(params.paths.cvae_live, variant, seed)) as (live, log):
+    with live_run(run_dir(params.paths.cvae_live, variant, rate, seed)) as (live, log):
         last = fit_cvae(
             model,
             train,
@@ -53,18 +56,28 @@ def run(
             log=log,
         )
         live.summary["environment"] = environment.as_dict()
-    extra = {"variant": variant, "seed": seed, "base_sha256": frozen.base_sha256, "final": last}
-    save_cvae(run_dir(params.paths.cvae_dir, variant, seed).with_suffix(".pt"), model.cpu(), extra)
+    extra = {
+        "variant": variant,
+        "rate": rate,
+        # the KL the run was trained toward; None under a fixed β schedule (no target)
+        "kl_target": rate if common.beta_schedule == "rate_target" else None,
+        "seed": seed,
+        "base_sha256": frozen.base_sha256,
+        "final": last,
+    }
+    checkpoint = run_dir(params.paths.cvae_dir, variant, rate, seed).with_suffix(".pt")
+    save_cvae(checkpoint, model.cpu(), extra)
     return last
 
 
 def main(
     variant: VariantOption,
+    rate: RateOption,
     seed: SeedOption,
     device: DeviceOption = None,
     threads: ThreadsOption = None,
 ) -> None:
-    run(load_params(), variant, seed, device, threads)
+    run(load_params(), variant, rate, seed, device, threads)
 
 
 if __name__ == "__main__":

@@ -56,7 +56,8 @@ def test_default_params_load(default_params_raw: dict) -> None:
     assert isinstance(params, Params)
     assert params.data.transforms == ("copy", "reverse", "shift", "drop_first")
     assert params.data.noise == default_params_raw["data"]["noise"]
-    assert params.cvae.seeds == (0, 1, 2)
+    assert params.cvae.seeds == tuple(default_params_raw["cvae"]["seeds"])
+    assert params.cvae.rates == tuple(default_params_raw["cvae"]["rates"])
     assert list(params.cvae.variants) == VARIANTS.split(", ")
     assert params.cvae.variant("token_sum").weights == {"sum": 1.0}
     assert params.cvae.variants["token_sum"].beta is None
@@ -236,8 +237,8 @@ TYPE_ERRORS = [
     (
         "cvae.common.beta_schedule",
         "cosine",
-        "cvae.common.beta_schedule: must be one of ['constant', 'linear', 'cyclical'], "
-        "got 'cosine'",
+        "cvae.common.beta_schedule: must be one of ['constant', 'linear', 'cyclical', "
+        "'rate_target'], got 'cosine'",
     ),
     ("cvae.seeds", 0, "cvae.seeds: must be a list, got 0"),
     ("cvae.seeds", [0, "1"], "cvae.seeds[1]: must be an integer, got '1'"),
@@ -419,3 +420,42 @@ def test_a_stage_prints_params_errors_as_lines_without_traceback(
     ]
     assert lines[2].startswith("error: cvea: unknown key (known: base, cvae, data, ")
     assert len(lines) == 3
+
+
+# --- target rates ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rates", "message"),
+    [
+        ([], "cvae.rates: needs at least one rate, got []"),
+        ([0.5, 0.5], "cvae.rates: must not repeat a rate, got [0.5, 0.5]"),
+        ([1], "cvae.rates[0]: must be written as a decimal (1.0, not 1), got 1"),
+        ([-0.5], "cvae.rates[0]: must be > 0, got -0.5"),
+    ],
+)
+def test_bad_rates_name_the_problem(default_params_raw: dict, rates: list, message: str) -> None:
+    fails_with(edit(default_params_raw, "cvae.rates", rates), message)
+
+
+def test_a_fixed_beta_schedule_takes_one_rate(default_params_raw: dict) -> None:
+    raw = edit(default_params_raw, "cvae.common.beta_schedule", "linear")
+    fails_with(
+        edit(raw, "cvae.rates", [0.5, 1.0]),
+        "cvae.rates: a fixed β schedule (linear) targets no rate: give one entry, which only "
+        "names the runs' files, got [0.5, 1.0]",
+    )
+    params = parse_params(edit(raw, "cvae.rates", [0.5]))
+    assert params.cvae.rates == (0.5,)
+
+
+def test_rate_target_bounds_must_be_ordered(default_params_raw: dict) -> None:
+    raw = edit(default_params_raw, "cvae.common.rate_target.beta_min", 20.0)
+    fails_with(raw, "cvae.common.rate_target.beta_max: must exceed beta_min (20.0), got 10.0")
+
+
+def test_rate_lookup_returns_the_listed_rate_or_names_the_list(default_params_raw: dict) -> None:
+    params = parse_params(default_params_raw)
+    assert params.cvae.rate(1.0) == 1.0
+    with pytest.raises(ParamsError, match=re.escape("cvae.rates: no rate 0.3 (listed: 0.25")):
+        params.cvae.rate(0.3)

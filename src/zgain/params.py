@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     StrictBool,
     StrictFloat,
@@ -230,7 +231,27 @@ class CVAEConfig(Block):
         return self
 
 
-BetaSchedule = Literal["constant", "linear", "cyclical"]
+BetaScheduleName = Literal["constant", "linear", "cyclical", "rate_target"]
+
+
+class RateTargetParams(Block):
+    """Dual ascent on log β toward a target KL (docs/method.md#rate-targeted-training).
+
+    After the warm-up, every step: KL_ema ← ema·KL_ema + (1 − ema)·KL_batch, then
+    log β ← log β + eta·(KL_ema − C), clamped to [log beta_min, log beta_max]. β starts at
+    cvae.common.beta (reached by the linear warm-up); C is the run's entry of cvae.rates.
+    """
+
+    eta: PositiveFloat  # dual step size on log β, per nat of KL excess
+    ema: Annotated[StrictFloat, _rule(lambda v: 0.0 <= v < 1.0, "must be in [0, 1)")]
+    beta_min: PositiveFloat
+    beta_max: PositiveFloat
+
+    @model_validator(mode="after")
+    def _ordered(self) -> RateTargetParams:
+        if self.beta_min >= self.beta_max:
+            raise _fail("beta_max", f"must exceed beta_min ({self.beta_min})", self.beta_max)
+        return self
 
 
 class CommonCVAEParams(Block):
@@ -243,9 +264,10 @@ class CommonCVAEParams(Block):
     min_lr_ratio: UnitInterval  # both rates decay to this share of their peak
     batch_size: PositiveInt
     steps: PositiveInt
-    beta: NonNegativeFloat
-    beta_schedule: BetaSchedule
-    warmup_steps: NonNegativeInt  # linear schedule: steps to reach beta
+    beta: NonNegativeFloat  # fixed schedules: the β reached; rate_target: the initial β
+    beta_schedule: BetaScheduleName
+    rate_target: RateTargetParams  # the controller of beta_schedule: rate_target
+    warmup_steps: NonNegativeInt  # linear and rate_target schedules: steps to reach beta
     n_cycles: PositiveInt  # cyclical schedule: number of cycles over `steps`
     ramp_fraction: Annotated[
         StrictFloat, _rule(lambda v: 0.0 < v <= 1.0, "must be in (0, 1]")
@@ -271,14 +293,41 @@ class ResolvedVariant(Block):
     free_bits: float
 
 
+def _written_as_decimal(value: Any) -> Any:
+    # DVC names each run's files from the rate as written; 1 and 1.0 would name two paths.
+    if isinstance(value, bool | int):
+        raise ValueError(f"must be written as a decimal (1.0, not 1), got {value!r}")
+    return value
+
+
+Rate = Annotated[PositiveFloat, BeforeValidator(_written_as_decimal)]
+
+
 class CVAEParams(Block):
     seeds: tuple[StrictInt, ...]  # every variant is trained once per seed
+    # target rates C (nats per example), one run per variant × rate × seed; a fixed β schedule
+    # targets no rate, so it takes exactly one entry, which only names the runs' files
+    rates: tuple[Rate, ...]
     common: CommonCVAEParams
     variants: dict[StrictStr, VariantParams]
 
     @model_validator(mode="after")
     def _consistent(self) -> CVAEParams:
         errors = []
+        if not self.rates:
+            errors.append(_fail("rates", "needs at least one rate", list(self.rates)))
+        if len(set(self.rates)) != len(self.rates):
+            errors.append(_fail("rates", "must not repeat a rate", list(self.rates)))
+        schedule = self.common.beta_schedule
+        if schedule != "rate_target" and len(self.rates) > 1:
+            errors.append(
+                _fail(
+                    "rates",
+                    f"a fixed β schedule ({schedule}) targets no rate: give one entry, which "
+                    "only names the runs' files",
+                    list(self.rates),
+                )
+            )
         if not self.seeds:
             errors.append(_fail("seeds", "needs at least one seed", list(self.seeds)))
         if len(set(self.seeds)) != len(self.seeds):
@@ -288,6 +337,14 @@ class CVAEParams(Block):
         if errors:
             raise ValueError("\n".join(str(e) for e in errors))
         return self
+
+    def rate(self, value: float) -> float:
+        """The listed target rate equal to `value`; ParamsError if cvae.rates has none."""
+        for rate in self.rates:
+            if rate == value:
+                return rate
+        known = ", ".join(map(repr, self.rates))
+        raise ParamsError(f"cvae.rates: no rate {value!r} (listed: {known})")
 
     def variant(self, name: str) -> ResolvedVariant:
         """The variant `name` with its overrides resolved; ParamsError if there is none."""

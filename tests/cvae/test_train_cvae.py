@@ -24,14 +24,22 @@ from zgain.core.io import run_dir
 from zgain.core.nll import token_nll
 from zgain.core.sequences import SeqBatch, minibatches, select, target_frame
 from zgain.cvae.fit import fit_cvae
-from zgain.cvae.model import CVAE, KIND_CVAE, load_cvae
+from zgain.cvae.model import CVAE, KIND_CVAE, kl_diag_gaussians, load_cvae
 from zgain.cvae.objective import Objective
 from zgain.cvae.terms import TERMS
 from zgain.params import CommonCVAEParams, CVAEParams, Params, ResolvedVariant, parse_params
 from zgain.world.packed import load_packed
 from zgain.world.synthetic import World
 
-LOGGED = ["total", "recon", "kl", "kl_fb", "bow", "beta", *(f"recon_{name}" for name in TERMS)]
+LOGGED = ["total", "recon", "kl", "kl_fb", "beta", *(f"recon_{name}" for name in TERMS)]
+"""Every loss name a run may log (it logs the recon_ terms its variant weights)."""
+
+
+def logged_names(variant: ResolvedVariant) -> set[str]:
+    """What a rate-targeted run of `variant` without BoW logs of its loss and controller."""
+    terms = {f"recon_{name}" for name, weight in variant.weights.items() if weight > 0}
+    return {"total", "recon", "kl", "kl_fb", "beta", "kl_target", "kl_ema", *terms}
+
 
 CPU = torch.device("cpu")
 ENTANGLED_TOL = 1e-5  # nats
@@ -87,6 +95,7 @@ def _fit(
     common: CommonCVAEParams,
     variant: ResolvedVariant,
     surprisal: torch.Tensor | None = None,
+    rate: float = 1.0,
 ) -> tuple[CVAE, list[dict[str, float]]]:
     train, frozen, monitor, monitor_base = _train_inputs(params)
     model = _fresh_cvae(params, common)
@@ -97,7 +106,7 @@ def _fit(
         torch.from_numpy(frozen.surprisal) if surprisal is None else surprisal,
         monitor,
         monitor_base,
-        Objective(common, variant, frozen.normalizer.mean_surprisal),
+        Objective(common, variant, frozen.normalizer.mean_surprisal, rate),
         seed=SEED,
         max_x_len=params.data.length_max,
         device=CPU,
@@ -185,13 +194,18 @@ def test_a_nan_surprisal_stops_training_naming_the_step_and_a_term(tiny_pipeline
 
 def test_stage_writes_the_checkpoint_and_dvclive_metrics(tiny_pipeline, tmp_path):
     params = _copy_inputs(tiny_pipeline, tmp_path / "copy")
-    variant, seed = next(iter(params.cvae.variants)), params.cvae.seeds[0]
-    last = train_cvae.run(params, variant, seed)
-    checkpoint = run_dir(params.paths.cvae_dir, variant, seed).with_suffix(".pt")
-    assert checkpoint == Path(params.paths.cvae_dir) / variant / f"seed{seed}.pt"
+    variant, rate, seed = (
+        next(iter(params.cvae.variants)),
+        params.cvae.rates[0],
+        params.cvae.seeds[0],
+    )
+    last = train_cvae.run(params, variant, rate, seed)
+    checkpoint = run_dir(params.paths.cvae_dir, variant, rate, seed).with_suffix(".pt")
+    assert checkpoint == Path(params.paths.cvae_dir) / variant / f"rate{rate!r}" / f"seed{seed}.pt"
     payload = read_checkpoint(checkpoint, KIND_CVAE)
     assert payload["variant"] == variant
     assert payload["seed"] == seed
+    assert payload["rate"] == payload["kl_target"] == rate
     world = World.from_params(params.data)
     frozen_sha = load_frozen(
         params.paths,
@@ -203,27 +217,34 @@ def test_stage_writes_the_checkpoint_and_dvclive_metrics(tiny_pipeline, tmp_path
     assert not list(checkpoint.parent.glob("*.tmp"))
 
     metrics = json.loads(
-        (run_dir(params.paths.cvae_live, variant, seed) / "metrics.json").read_text()
+        (run_dir(params.paths.cvae_live, variant, rate, seed) / "metrics.json").read_text()
     )
-    assert set(LOGGED) <= set(metrics)
+    expected = logged_names(params.cvae.variant(variant))
+    assert expected <= set(metrics)
+    assert not (set(LOGGED) - expected) & set(metrics)  # unweighted terms are not logged
+    assert "bow" not in metrics
     assert metrics["step"] == params.cvae.common.steps
     assert metrics["environment"]["device"] == "cpu"
     assert metrics["environment"]["threads"] >= 1
-    for term in LOGGED:
+    for term in expected:
         assert metrics[term] == pytest.approx(last[term])
 
 
 def test_a_failed_stage_leaves_no_checkpoint_and_no_temp_file(tiny_pipeline, tmp_path, monkeypatch):
     params = _copy_inputs(tiny_pipeline, tmp_path / "copy")
-    variant, seed = next(iter(params.cvae.variants)), params.cvae.seeds[0]
+    variant, rate, seed = (
+        next(iter(params.cvae.variants)),
+        params.cvae.rates[0],
+        params.cvae.seeds[0],
+    )
 
     def diverge(*args: object, **kwargs: object) -> dict[str, float]:
         raise NonFiniteLossError("step 3: loss term 'total' is nan; training stopped")
 
     monkeypatch.setattr(train_cvae, "fit_cvae", diverge)
     with pytest.raises(NonFiniteLossError):
-        train_cvae.run(params, variant, seed)
-    checkpoint = run_dir(params.paths.cvae_dir, variant, seed).with_suffix(".pt")
+        train_cvae.run(params, variant, rate, seed)
+    checkpoint = run_dir(params.paths.cvae_dir, variant, rate, seed).with_suffix(".pt")
     assert not checkpoint.exists()
     cvae_dir = Path(params.paths.cvae_dir)
     leftovers = [p for p in cvae_dir.rglob("*") if p.is_file()] if cvae_dir.exists() else []
@@ -233,7 +254,7 @@ def test_a_failed_stage_leaves_no_checkpoint_and_no_temp_file(tiny_pipeline, tmp
 def test_an_unknown_weight_name_stops_the_objective_naming_the_key(tiny_pipeline):
     variant = DEFAULT_VARIANTS["token_mean"].model_copy(update={"weights": {"mena": 1.0}})
     with pytest.raises(ParamsError) as err:
-        Objective(tiny_pipeline.cvae.common, variant, 1.0)
+        Objective(tiny_pipeline.cvae.common, variant, 1.0, 1.0)
     known = ", ".join(TERMS)
     assert err.value.lines == (
         f"cvae.variants.token_mean.weights.mena: unknown weight (known: {known}), got 'mena'",
@@ -242,11 +263,15 @@ def test_an_unknown_weight_name_stops_the_objective_naming_the_key(tiny_pipeline
 
 def test_the_run_records_the_device_and_threads_it_used(tiny_pipeline, tmp_path, monkeypatch):
     params = _copy_inputs(tiny_pipeline, tmp_path / "copy")
-    variant, seed = next(iter(params.cvae.variants)), params.cvae.seeds[0]
+    variant, rate, seed = (
+        next(iter(params.cvae.variants)),
+        params.cvae.rates[0],
+        params.cvae.seeds[0],
+    )
     monkeypatch.setenv("ZGAIN_THREADS", "1")
-    train_cvae.run(params, variant, seed, device="cpu")
+    train_cvae.run(params, variant, rate, seed, device="cpu")
     metrics = json.loads(
-        (run_dir(params.paths.cvae_live, variant, seed) / "metrics.json").read_text()
+        (run_dir(params.paths.cvae_live, variant, rate, seed) / "metrics.json").read_text()
     )
     assert metrics["environment"]["threads"] == 1
     assert metrics["environment"]["device"] == "cpu"
@@ -290,3 +315,43 @@ def test_validation_decomposition_is_logged_and_consistent(tiny_pipeline):
         gross = entry["val_marginal_gain"] + entry["val_z_information"]
         assert entry["val_gross_gain"] == pytest.approx(gross, abs=1e-9)
         assert entry["val_kl"] >= 0
+
+
+RATE_TARGET = 0.25  # nats per example, below the tiny world's I* ≈ 0.74
+RATE_STEPS = 1000
+
+
+def _train_kl(model: CVAE, train: SeqBatch) -> float:
+    """Mean KL(q(z|x,y) ‖ p(z|x)) over the whole train split (what the controller targets)."""
+    with torch.no_grad():
+        mu_q, logvar_q = model.posterior(train.encoder_input)
+        mu_p, logvar_p = model.prior(train.prior_input)
+        return kl_diag_gaussians(mu_q, logvar_q, mu_p, logvar_p).sum(dim=1).mean().item()
+
+
+def test_rate_targeting_brings_differently_scaled_variants_to_the_same_kl(tiny_pipeline):
+    """token_mean, token_sum and dist_normalized differ in scale by ~T and ~1/N, so one β puts
+    them at different rates; under the rate_target controller each ends within 10% of the
+    target KL on its training split. (The tiny world's 400 training examples make the batch KL
+    noisy: batches of 128 and 1,000 steps let the dual ascent settle.)"""
+    common = _short_common(
+        tiny_pipeline,
+        steps=RATE_STEPS,
+        log_every=RATE_STEPS,
+        val_every=RATE_STEPS,
+        lr=3e-3,
+        batch_size=128,
+        warmup_steps=50,
+        beta_schedule="rate_target",
+    )
+    train = _train_inputs(tiny_pipeline)[0]
+    achieved, betas = {}, {}
+    for name in ("token_mean", "token_sum", "dist_normalized"):
+        model, logged = _fit(tiny_pipeline, common, DEFAULT_VARIANTS[name], rate=RATE_TARGET)
+        assert logged[-1]["kl_target"] == RATE_TARGET
+        achieved[name] = _train_kl(model.eval(), train)
+        betas[name] = logged[-1]["beta"]
+    for name, kl in achieved.items():
+        assert kl == pytest.approx(RATE_TARGET, rel=0.10), (name, achieved, betas)
+    # one β could not have done it: the β each variant settled at differ by more than 2×
+    assert max(betas.values()) > 2 * min(betas.values()), betas

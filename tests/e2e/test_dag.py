@@ -68,6 +68,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sh(root, "git", "init", "-q")
     sh(root, "dvc", "init", "-q")
     shutil.copy(REPO_ROOT / ".dvc" / "config", root / ".dvc" / "config")
+    shutil.copytree(REPO_ROOT / ".dvc" / "plots", root / ".dvc" / "plots")
     commit(root, "tiny project")
     return root
 
@@ -77,7 +78,11 @@ def test_repro_builds_everything_then_is_clean(repo: Path) -> None:
     variants = ["token_mean", "token_share_cc"]
     expected = {"check_params", "generate", "train_base", "surprisal", "normalizer", "report"}
     expected |= {
-        f"{stage}@{v}-{s}" for stage in ("train_cvae", "evaluate") for v in variants for s in (0, 1)
+        f"{stage}@{v}-{r}-{s}"
+        for stage in ("train_cvae", "evaluate")
+        for v in variants
+        for r in RATES
+        for s in (0, 1)
     }
     assert first == expected
     assert json.loads(sh(repo, "dvc", "status", "--json")) == {}
@@ -99,10 +104,12 @@ def edit_function(path: Path, name: str) -> None:
     path.write_text(text.replace(head, f"def {name}(  # edited\n", 1))
 
 
+RATES = tuple(repr(float(r)) for r in tiny_params_raw()["cvae"]["rates"])
 VARIANT_RUNS = {
-    f"{stage}@{v}-{s}"
+    f"{stage}@{v}-{r}-{s}"
     for stage in ("train_cvae", "evaluate")
     for v in ("token_mean", "token_share_cc")
+    for r in RATES
     for s in (0, 1)
 }
 
@@ -168,7 +175,12 @@ def test_report_code_edit_reruns_only_report(repo: Path) -> None:
 
 def test_exp_run_on_one_variant_reruns_only_its_stages(repo: Path) -> None:
     out = sh(repo, "dvc", "exp", "run", "-S", "cvae.variants.token_mean.beta=0.5")
-    expected = {f"{stage}@token_mean-{s}" for stage in ("train_cvae", "evaluate") for s in (0, 1)}
+    expected = {
+        f"{stage}@token_mean-{r}-{s}"
+        for stage in ("train_cvae", "evaluate")
+        for r in RATES
+        for s in (0, 1)
+    }
     assert ran_stages(out) == expected | {"report", "check_params"}
     shown = json.loads(sh(repo, "dvc", "exp", "show", "--json"))
     text = json.dumps(shown)
@@ -182,12 +194,12 @@ def test_exp_run_on_one_variant_reruns_only_its_stages(repo: Path) -> None:
 
 def test_summary_numbers_match_per_example_parquet(repo: Path) -> None:
     metrics = json.loads((repo / "reports" / "metrics.json").read_text())
-    assert set(metrics) == {"headline_rate", "variants"}
+    assert set(metrics) == {"headline_rate", "oracle_info", "variants"}
+    headline = metrics["headline_rate"]
+    assert headline in [float(r) for r in RATES]
     for variant in ("token_mean", "token_share_cc"):
-        tables = [
-            pd.read_parquet(repo / "data" / "eval" / variant / f"seed{s}" / "examples.parquet")
-            for s in (0, 1)
-        ]
+        where = repo / "data" / "eval" / variant / f"rate{headline!r}"
+        tables = [pd.read_parquet(where / f"seed{s}" / "examples.parquet") for s in (0, 1)]
         marginal = [(t["surprisal_sum"] - t["nll_marginal"]).mean() for t in tables]
         z_information = [(t["nll_marginal"] - t["nll_post"]).mean() for t in tables]
         reported = metrics["variants"][variant]
@@ -195,6 +207,30 @@ def test_summary_numbers_match_per_example_parquet(repo: Path) -> None:
         assert reported["z_information"] == pytest.approx(
             sum(z_information) / 2, rel=1e-9, abs=1e-12
         )
+
+
+def test_plots_colour_the_frontier_and_curves_by_series(repo: Path) -> None:
+    shown = json.loads(sh(repo, "dvc", "plots", "show", "--json"))
+    text = json.dumps(shown)
+    for plot in ("frontier_z_information", "learning_kl", "learning_beta"):
+        assert plot in text, plot
+    assert '"series"' in text and "token_share_cc/seed1" in text
+
+
+def test_adding_a_rate_runs_only_that_rate(repo: Path) -> None:
+    out = sh(repo, "dvc", "exp", "run", "-S", "cvae.rates=[0.5,1.0,0.75]")
+    expected = {
+        f"{stage}@{v}-0.75-{s}"
+        for stage in ("train_cvae", "evaluate")
+        for v in ("token_mean", "token_share_cc")
+        for s in (0, 1)
+    }
+    assert ran_stages(out) == expected | {"report", "check_params"}
+    summary = (repo / "reports" / "summary.md").read_text()
+    assert "target rate C = 0.75" in summary
+    shown = sh(repo, "dvc", "exp", "show", "--only-changed", "--no-pager")
+    width = max(len(line) for line in shown.splitlines())
+    assert width <= 200, shown
 
 
 def test_removed_variant_does_not_leak_into_reports(repo: Path) -> None:

@@ -12,6 +12,11 @@ can be computed by hand:
   interval contains the runner-up's mean, so no variant is named.
 - token_sum weights only `sum` (a likelihood objective) with marginal_gain around
   `sum_marginal` (−0.1 by default: damaged).
+
+Runs exist at two target rates, RATES: the headline HEADLINE (nearest the oracle's I* = 10)
+holds the numbers above; at the other rate z_information and kl are LOW_SCALE times them. Each
+run's `kl_target` is its rate, so the headline runs' KL (token_mean 2, 2.5, 3) are −20%, 0 and
++20% off the target 2.5. Training curves (dvclive TSVs) are written for the headline runs.
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ from zgain.report.loading import USAGE_KEYS
 
 N_EXAMPLES = 30
 SEEDS = (0, 1, 2)
+HEADLINE, LOW = 2.5, 1.0
+RATES = (LOW, HEADLINE)
+LOW_SCALE = 0.5
+CURVE_STEPS = (10, 20)
 BASELINE = "token_mean"
 WEIGHTS = {
     "token_mean": {"mean": 1.0},
@@ -83,13 +92,16 @@ def sum_marginal_values(sum_marginal: float) -> tuple[float, ...]:
     return (sum_marginal - 0.01, sum_marginal, sum_marginal + 0.01)
 
 
-def fake_metrics(variant: str, seed: int, sum_marginal: float) -> dict[str, float | None]:
+def fake_metrics(
+    variant: str, seed: int, sum_marginal: float, rate: float = HEADLINE
+) -> dict[str, float | None]:
     """One run's metrics.json content (without the environment entry)."""
     k = SEEDS.index(seed) if seed in SEEDS else 0
     marginal = {**MARGINAL_GAIN, "token_sum": sum_marginal_values(sum_marginal)}
-    z_info = Z_INFORMATION[variant][k]
+    scale = 1.0 if rate == HEADLINE else LOW_SCALE
+    z_info = Z_INFORMATION[variant][k] * scale
     gain = marginal[variant][k]
-    kl = KL.get(variant, (3.0, 3.0, 3.0))[k]
+    kl = KL.get(variant, (3.0, 3.0, 3.0))[k] * scale
     small = 0.01 * k + 0.001 * len(variant)  # a generic per-run value with a seed spread
     metrics: dict[str, float | None] = {
         key: 0.3 + small for key in (*DECOMPOSITION_KEYS, *RECOVERY_KEYS, *USAGE_KEYS)
@@ -108,6 +120,7 @@ def fake_metrics(variant: str, seed: int, sum_marginal: float) -> dict[str, floa
     if variant == "token_sum":
         metrics[NULL_METRIC] = None
     metrics["kl_dim_0"] = kl
+    metrics["kl_target"] = rate
     return metrics
 
 
@@ -143,18 +156,48 @@ def fake_examples(variant: str, seed: int) -> pa.Table:
     return table
 
 
-def write_run(eval_dir: Path, variant: str, seed: int, sum_marginal: float = -0.1) -> None:
-    where = run_dir(eval_dir, variant, seed)
+def curve_value(quantity: str, variant: str, seed: int, step: int) -> float:
+    """The fake logged value of a training curve (distinct per quantity, run and step)."""
+    return len(quantity) + len(variant) / 10 + seed / 100 + step / 1000
+
+
+def write_curves(live_dir: Path, variant: str, rate: float, seed: int) -> None:
+    """dvclive-style TSVs (`step`, quantity) of every CURVE_QUANTITIES for one run."""
+    from zgain.report.curves import CURVE_QUANTITIES
+
+    where = run_dir(live_dir, variant, rate, seed) / "plots" / "metrics"
+    where.mkdir(parents=True, exist_ok=True)
+    for quantity in CURVE_QUANTITIES:
+        lines = [f"step\t{quantity}"] + [
+            f"{step}\t{curve_value(quantity, variant, seed, step)}" for step in CURVE_STEPS
+        ]
+        (where / f"{quantity}.tsv").write_text("\n".join(lines) + "\n")
+
+
+def write_run(
+    eval_dir: Path, variant: str, seed: int, sum_marginal: float = -0.1, rate: float = HEADLINE
+) -> None:
+    where = run_dir(eval_dir, variant, rate, seed)
     write_table(fake_examples(variant, seed), where / "examples.parquet", EVAL_SCHEMA)
-    metrics = fake_metrics(variant, seed, sum_marginal)
+    metrics = fake_metrics(variant, seed, sum_marginal, rate)
     write_json({**metrics, ENVIRONMENT_KEY: FAKE_ENVIRONMENT}, where / "metrics.json")
 
 
-def write_runs(eval_dir: Path, seeds: tuple[int, ...] = SEEDS, sum_marginal: float = -0.1) -> None:
-    """Every listed variant × seed, plus the removed variant (on disk only)."""
+def write_runs(
+    eval_dir: Path,
+    seeds: tuple[int, ...] = SEEDS,
+    sum_marginal: float = -0.1,
+    live_dir: Path | None = None,
+) -> None:
+    """Every listed variant × rate × seed, plus the removed variant (on disk only), and the
+    headline runs' training curves under `live_dir` (default: `cvae_live` beside eval_dir)."""
+    live_dir = live_dir or eval_dir.parent.parent / "dvclive" / "cvae"
     for variant in (*WEIGHTS, REMOVED):
+        for rate in RATES:
+            for seed in seeds:
+                write_run(eval_dir, variant, seed, sum_marginal, rate)
         for seed in seeds:
-            write_run(eval_dir, variant, seed, sum_marginal)
+            write_curves(live_dir, variant, HEADLINE, seed)
 
 
 def make_params(
@@ -164,6 +207,7 @@ def make_params(
     raw = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
     raw["paths"] = {k: str(root / v) for k, v in raw["paths"].items()}
     raw["cvae"]["seeds"] = list(seeds)
+    raw["cvae"]["rates"] = list(RATES)
     raw["cvae"]["variants"] = {v: {"weights": WEIGHTS[v], "beta": None} for v in variants}
     raw["report"]["baseline_variant"] = BASELINE
     raw["report"]["confidence"] = 0.95
@@ -175,6 +219,6 @@ def build(root: Path, seeds: tuple[int, ...] = SEEDS, sum_marginal: float = -0.1
     from stages import report as report_stage
 
     params = make_params(root, seeds)
-    write_runs(Path(params.paths.eval_dir), seeds, sum_marginal)
+    write_runs(Path(params.paths.eval_dir), seeds, sum_marginal, Path(params.paths.cvae_live))
     report_stage.run(params)
     return params

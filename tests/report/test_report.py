@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from report_fakes import REMOVED, WEIGHTS, build, make_params, write_runs
+from report_fakes import HEADLINE, LOW, REMOVED, WEIGHTS, build, make_params, write_runs
 
 from stages import report as report_stage
 from zgain.core.errors import DataError
@@ -35,11 +35,16 @@ EXPECTED_FILES = {
             "paired",
             "information_by_position",
             "runs",
+            "rate_check",
+            "frontier",
+            "decomposition_rate1.0",
+            "decomposition_rate2.5",
         )
     ),
-    "plots/rate_information.csv",
+    "plots/frontier.csv",
     "plots/information_by_position.csv",
-    "figures/rate_information.png",
+    *(f"plots/learning_{q}.csv" for q in ("kl", "beta", "recon", "val_z_information")),
+    "figures/frontier.png",
     "figures/gain_decomposition.png",
     "figures/information_by_position.png",
 }
@@ -51,7 +56,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Params, Path]:
     params = make_params(root)
     write_runs(Path(params.paths.eval_dir))
     # The removed variant's outputs stay on disk, even broken: they must never be read.
-    (run_dir(params.paths.eval_dir, REMOVED, 0) / "metrics.json").write_text("not json")
+    (run_dir(params.paths.eval_dir, REMOVED, HEADLINE, 0) / "metrics.json").write_text("not json")
     report_stage.run(params)
     return params, Path(params.paths.reports_dir)
 
@@ -98,9 +103,9 @@ def test_rerun_writes_identical_bytes_and_removes_stale_files(built: tuple[Param
 def test_missing_run_names_the_dvc_command(tmp_path: Path, missing_file: str) -> None:
     params = make_params(tmp_path)
     write_runs(Path(params.paths.eval_dir))
-    missing = run_dir(params.paths.eval_dir, "token_sum", 1) / missing_file
+    missing = run_dir(params.paths.eval_dir, "token_sum", LOW, 1) / missing_file
     missing.unlink()
-    pattern = re.escape(str(missing)) + r".*" + re.escape("`dvc repro evaluate@token_sum-1`")
+    pattern = re.escape(str(missing)) + r".*" + re.escape("`dvc repro evaluate@token_sum-1.0-1`")
     with pytest.raises(DataError, match=pattern):
         report_stage.run(params)
     assert not Path(params.paths.reports_dir).exists()
@@ -109,18 +114,18 @@ def test_missing_run_names_the_dvc_command(tmp_path: Path, missing_file: str) ->
 def test_stale_metrics_without_a_new_key_fail(tmp_path: Path) -> None:
     params = make_params(tmp_path)
     write_runs(Path(params.paths.eval_dir))
-    path = run_dir(params.paths.eval_dir, "token_mean", 2) / "metrics.json"
+    path = run_dir(params.paths.eval_dir, "token_mean", HEADLINE, 2) / "metrics.json"
     metrics = json.loads(path.read_text())
     del metrics["z_information"]
     path.write_text(json.dumps(metrics))
-    with pytest.raises(DataError, match=r"z_information.*evaluate@token_mean-2"):
+    with pytest.raises(DataError, match=r"z_information.*evaluate@token_mean-2.5-2"):
         report_stage.run(params)
 
 
 def test_runs_disagreeing_on_the_split_fail(tmp_path: Path) -> None:
     params = make_params(tmp_path)
     write_runs(Path(params.paths.eval_dir))
-    path = run_dir(params.paths.eval_dir, "example_inverse", 0) / "metrics.json"
+    path = run_dir(params.paths.eval_dir, "example_inverse", HEADLINE, 0) / "metrics.json"
     metrics = json.loads(path.read_text())
     metrics["oracle_info"] += 1.0
     path.write_text(json.dumps(metrics))
@@ -130,9 +135,18 @@ def test_runs_disagreeing_on_the_split_fail(tmp_path: Path) -> None:
 
 def test_reserved_variant_names_are_refused(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="reserved"):
-        load_results(tmp_path, ("token_mean", "oracle"), (0,))
+        load_results(tmp_path, ("token_mean", "oracle"), (0,), 1.0)
 
 
 def test_one_seed_report_builds(tmp_path: Path) -> None:
     params = build(tmp_path, seeds=(0,))
     assert set(files(Path(params.paths.reports_dir))) == EXPECTED_FILES
+
+
+def test_missing_training_curve_names_the_file(tmp_path: Path) -> None:
+    params = make_params(tmp_path)
+    write_runs(Path(params.paths.eval_dir), live_dir=Path(params.paths.cvae_live))
+    curve = run_dir(params.paths.cvae_live, "token_sum", HEADLINE, 0) / "plots/metrics/kl.tsv"
+    curve.unlink()
+    with pytest.raises(DataError, match=re.escape(str(curve))):
+        report_stage.run(params)

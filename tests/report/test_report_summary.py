@@ -42,7 +42,8 @@ def captions(text: str) -> list[str]:
 def test_header_states_world_runs_and_method(summary: str) -> None:
     head = summary[: summary.index("\n## ")]
     assert "World: K = 4 strategies" in head
-    assert f"Runs: {len(WEIGHTS)} variants × 3 seeds = 9 runs" in head
+    assert f"Runs: {len(WEIGHTS)} variants × 2 rates × 3 seeds = 18 runs" in head
+    assert "headline rate C = 2.5, the one nearest the oracle's mean I* = 10.000" in head
     assert "mean over 3 seeds, 95% t-interval" in head
 
 
@@ -61,7 +62,10 @@ def test_first_table_is_the_decomposition(summary: str) -> None:
 
 def test_every_caption_labels_the_method(summary: str) -> None:
     found = captions(summary)
-    assert sum(c.startswith("*Table") for c in found) == 7
+    # rates reached, one decomposition per rate, five headline tables, the paired comparisons
+    assert sum(c.startswith("*Table") for c in found) == 9
+    numbers = [int(re.match(r"\*Table (\d+)\.", c).group(1)) for c in found if c[1] == "T"]
+    assert numbers == list(range(1, 10))
     assert sum(c.startswith("*Figure") for c in found) == 3
     for line in found:
         assert "mean over 3 seeds, 95% t-interval" in line or "3 seeds per variant" in line, line
@@ -70,16 +74,17 @@ def test_every_caption_labels_the_method(summary: str) -> None:
 def test_one_seed_has_no_interval_and_says_so(one_seed: Path) -> None:
     text = (one_seed / "summary.md").read_text()
     found = captions(text)
-    assert len(found) == 10
+    assert len(found) == 12
     for line in found:
         assert "no interval" in line, line
     assert "One seed" in text[: text.index("\n## ")]
     table = pd.read_csv(one_seed / "tables" / "decomposition.csv")
     seeds = table[table["kind"] == "seeds"]
     assert seeds["low"].isna().all() and seeds["high"].isna().all() and (seeds["n"] == 1).all()
-    assert "[" not in section(text, "Gain decomposition (nats per sequence)").split("|---|")[1]
+    decomposition = section(text, "Gain decomposition at each target rate")
+    assert "[" not in decomposition.split("|---|")[1]
     assert "Best " not in text  # no interval: no variant can be named
-    assert "the seeds do not separate them" in section(text, "Commentary")
+    assert "the seeds do not separate them" in decomposition
     paired = pd.read_csv(one_seed / "tables" / "paired.csv")
     assert paired["separated"].isna().all()
     assert "no interval on" in section(
@@ -88,7 +93,8 @@ def test_one_seed_has_no_interval_and_says_so(one_seed: Path) -> None:
 
 
 def test_winner_named_only_when_the_interval_separates(summary: str) -> None:
-    commentary = section(summary, "Commentary")
+    at_rates = section(summary, "Gain decomposition at each target rate")
+    commentary = at_rates[at_rates.index("(headline)") :]
     assert "Best z-information I^θ (`z_information`): **example_inverse**" in commentary
     assert "Best capture (`capture`): **example_inverse**" in commentary
     # marginal_gain: token_mean 0.2 [−0.048, 0.448] contains example_inverse's mean 0.107
@@ -108,7 +114,8 @@ def test_paired_sentences(summary: str) -> None:
 @pytest.mark.parametrize(("marginal", "damaged"), [(-0.1, True), (-0.01, False)])
 def test_damaged_likelihood_objective(tmp_path: Path, marginal: float, damaged: bool) -> None:
     params = build(tmp_path, sum_marginal=marginal)
-    commentary = section((Path(params.paths.reports_dir) / "summary.md").read_text(), "Commentary")
+    text = (Path(params.paths.reports_dir) / "summary.md").read_text()
+    commentary = section(text, "Gain decomposition at each target rate")
     assert ("**damaged**: token_sum" in commentary) is damaged
     assert ("fine-tuning cost likelihood" in commentary) is damaged
     assert ("token_sum is a likelihood objective and keeps" in commentary) is not damaged
@@ -131,4 +138,7 @@ def test_every_metric_name_is_in_the_glossary(summary: str) -> None:
 def test_no_undefined_number_is_printed(summary: str) -> None:
     cells = [line for line in summary.splitlines() if line.startswith("| ")]
     assert cells and not any("nan" in line.lower() for line in cells)
-    assert "n/a" in section(summary, "Localization of the z-information on the revealing positions")
+    title = (
+        "Localization of the z-information on the revealing positions at the headline rate C = 2.5"
+    )
+    assert "n/a" in section(summary, title)

@@ -15,14 +15,20 @@ import pandas as pd
 import pytest
 from report_fakes import (
     BASELINE,
+    CURVE_STEPS,
+    HEADLINE,
+    LOW,
+    LOW_SCALE,
     MARGINAL_GAIN,
     ORACLE_TOKEN,
+    RATES,
     SEEDS,
     SPLIT,
     TOKEN_Z,
     WEIGHTS,
     Z_INFORMATION,
     build,
+    curve_value,
     sum_marginal_values,
 )
 
@@ -140,8 +146,9 @@ def test_paired_difference_per_seed(built: tuple[Params, Path]) -> None:
 def test_metrics_json_has_exactly_the_compact_shape(built: tuple[Params, Path]) -> None:
     _, reports = built
     metrics = json.loads((reports / "metrics.json").read_text())
-    assert list(metrics) == ["headline_rate", "variants"]
-    assert metrics["headline_rate"] is None
+    assert list(metrics) == ["headline_rate", "oracle_info", "variants"]
+    assert metrics["headline_rate"] == HEADLINE
+    assert metrics["oracle_info"] == SPLIT["oracle_info"]
     assert list(metrics["variants"]) == list(WEIGHTS)
     keys = ["marginal_gain", "z_information", "capture", "kl", "normalized_recovery"]
     for values in metrics["variants"].values():
@@ -153,13 +160,36 @@ def test_metrics_json_has_exactly_the_compact_shape(built: tuple[Params, Path]) 
     assert ours[BASELINE]["normalized_recovery"] == pytest.approx(0.2)
 
 
-def test_rate_information_plot(built: tuple[Params, Path]) -> None:
+def test_frontier_plot_has_one_row_per_variant_and_rate(built: tuple[Params, Path]) -> None:
     _, reports = built
-    rate = pd.read_csv(reports / "plots" / "rate_information.csv")
-    assert list(rate.columns) == ["variant", "seed", "kl", "z_information", "marginal_gain"]
-    assert len(rate) == len(WEIGHTS) * len(SEEDS)
-    row = rate[(rate["variant"] == "example_inverse") & (rate["seed"] == 1)].iloc[0]
-    assert (row["kl"], row["z_information"], row["marginal_gain"]) == (8.0, 6.5, 0.12)
+    plot = pd.read_csv(reports / "plots" / "frontier.csv")
+    assert list(plot.columns[:2]) == ["series", "rate"]
+    assert {"kl", "z_information", "capture", "marginal_gain", "probe_accuracy"} <= set(plot)
+    assert len(plot) == len(WEIGHTS) * len(RATES)
+    row = plot[(plot["series"] == "example_inverse") & (plot["rate"] == LOW)].iloc[0]
+    assert row["z_information"] == pytest.approx(LOW_SCALE * np.mean([5.0, 6.5, 7.0]))
+    assert row["kl"] == pytest.approx(LOW_SCALE * 8.0)
+
+
+def test_rate_check_flags_runs_more_than_ten_percent_off(built: tuple[Params, Path]) -> None:
+    _, reports = built
+    check = pd.read_csv(reports / "tables" / "rate_check.csv")
+    assert len(check) == len(WEIGHTS) * len(RATES) * len(SEEDS)
+    assert (check["kl_target"] == check["rate"]).all()
+    expected_error = check["kl"] / check["rate"] - 1
+    assert check["relative_error"].to_numpy() == pytest.approx(expected_error.to_numpy())
+    assert check["off"].tolist() == (expected_error.abs() > 0.10).tolist()
+    mean = check[(check["variant"] == BASELINE) & (check["rate"] == HEADLINE)]
+    assert mean["off"].tolist() == [True, False, True]  # kl 2, 2.5, 3 against 2.5
+
+
+def test_learning_curves_join_every_headline_run(built: tuple[Params, Path]) -> None:
+    _, reports = built
+    curves = pd.read_csv(reports / "plots" / "learning_kl.csv")
+    assert list(curves.columns) == ["step", "series", "kl"]
+    assert set(curves["series"]) == {f"{v}/seed{s}" for v in WEIGHTS for s in SEEDS}
+    row = curves[(curves["series"] == "token_sum/seed1") & (curves["step"] == CURVE_STEPS[1])]
+    assert row["kl"].item() == pytest.approx(curve_value("kl", "token_sum", 1, CURVE_STEPS[1]))
 
 
 def test_information_by_position(built: tuple[Params, Path]) -> None:

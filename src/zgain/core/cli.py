@@ -18,6 +18,7 @@ from zgain.core.errors import USER_ERRORS
 USER_ERROR_EXIT = 2
 
 VariantOption = Annotated[str, typer.Option(help="a key of cvae.variants")]
+RateOption = Annotated[float, typer.Option(help="target KL C in nats (one of cvae.rates)")]
 SeedOption = Annotated[int, typer.Option(help="training seed (one of cvae.seeds)")]
 
 

@@ -43,9 +43,15 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.unlink(tmp)
 
 
-def run_dir(root: str | Path, variant: str, seed: int) -> Path:
-    """`<root>/<variant>/seed<seed>`: where one (variant, seed) run keeps its files."""
-    return Path(root) / variant / f"seed{seed}"
+def rate_label(rate: float) -> str:
+    """How a target rate names its runs' files, as DVC writes `${item.rate}`: `1.0`, `0.25`."""
+    return repr(float(rate))
+
+
+def run_dir(root: str | Path, variant: str, rate: float, seed: int) -> Path:
+    """`<root>/<variant>/rate<rate>/seed<seed>`: where one (variant, rate, seed) run keeps its
+    files."""
+    return Path(root) / variant / f"rate{rate_label(rate)}" / f"seed{seed}"
 
 
 def write_json(obj: object, path: str | Path) -> None:

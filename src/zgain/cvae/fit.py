@@ -116,6 +116,7 @@ def fit_cvae(
             )
         values = terms.as_floats()
         check_finite(step, values)
+        objective.schedule.observe(step, values["kl"])
         optimizer.zero_grad(set_to_none=True)
         terms.total.backward()
         optimizer.step()
@@ -137,6 +138,7 @@ def fit_cvae(
                 **{f"kl_dim_{j}": v for j, v in enumerate(kl_dims)},
                 **posterior_usage(model, monitor, device),
                 **validation,
+                **objective.schedule.state(),
                 "lr": optimizer.param_groups[0]["lr"],
             }
             log(step + 1, last)

@@ -8,8 +8,7 @@ minimise) in nats. Shapes: B examples, T positions, V vocabulary, D latent dimen
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import get_args
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
@@ -17,10 +16,9 @@ from torch import Tensor
 
 from zgain.core.errors import ParamsError
 from zgain.core.nll import PLACEHOLDER_TARGET
+from zgain.cvae.rate import BetaSchedule, make_schedule
 from zgain.cvae.terms import TERMS, TermBatch, unknown_weights
-from zgain.params import BetaSchedule, CommonCVAEParams, ResolvedVariant, UnifiedParams
-
-BETA_SCHEDULES: tuple[str, ...] = get_args(BetaSchedule)
+from zgain.params import CommonCVAEParams, ResolvedVariant, UnifiedParams
 
 
 def free_bits_kl(kl_per_dim: Tensor, free_bits: float) -> Tensor:
@@ -32,51 +30,6 @@ def free_bits_kl(kl_per_dim: Tensor, free_bits: float) -> Tensor:
     if free_bits < 0:
         raise ValueError(f"free_bits must be >= 0, got {free_bits}")
     return kl_per_dim.mean(dim=0).clamp_min(free_bits).sum()
-
-
-def beta_at(
-    step: int,
-    *,
-    schedule: BetaSchedule,
-    beta: float,
-    warmup_steps: int,
-    n_cycles: int,
-    ramp_fraction: float,
-    total_steps: int,
-) -> float:
-    """KL weight β at an optimisation step, a pure function of the step.
-
-    constant: β. linear: β·min(1, step / warmup_steps) (warmup_steps = 0 → β). cyclical
-    (Fu et al. 2019): total_steps split into n_cycles equal cycles; in each, β ramps linearly
-    0 → β over the first ramp_fraction of the cycle, then holds; from total_steps on it holds β.
-    Arguments a schedule does not use are not checked.
-    """
-    if schedule not in BETA_SCHEDULES:
-        raise ValueError(f"schedule must be one of {BETA_SCHEDULES}, got {schedule!r}")
-    if step < 0:
-        raise ValueError(f"step must be >= 0, got {step}")
-    if beta < 0:
-        raise ValueError(f"beta must be >= 0, got {beta}")
-    if schedule == "constant":
-        return beta
-    if schedule == "linear":
-        if warmup_steps < 0:
-            raise ValueError(f"warmup_steps must be >= 0, got {warmup_steps}")
-        if warmup_steps == 0:
-            return beta
-        return beta * min(1.0, step / warmup_steps)
-    if n_cycles < 1:
-        raise ValueError(f"n_cycles must be >= 1, got {n_cycles}")
-    if total_steps < n_cycles:
-        raise ValueError(f"total_steps must be >= n_cycles ({n_cycles}), got {total_steps}")
-    if not 0 < ramp_fraction <= 1:
-        raise ValueError(f"ramp_fraction must be in (0, 1], got {ramp_fraction}")
-    if step >= total_steps:
-        return beta
-    # Position within the cycle in units of total_steps / n_cycles, kept integer so that each
-    # cycle starts at exactly 0.
-    position = (step * n_cycles) % total_steps
-    return beta * min(1.0, position / (ramp_fraction * total_steps))
 
 
 def bow_loss(bow_logits: Tensor, targets: Tensor, mask: Tensor) -> Tensor:
@@ -98,16 +51,17 @@ class LossTerms:
     """Every scalar of the CVAE loss, all costs (≥ 0) in nats, logged under these names.
 
     total = recon + beta·kl_fb + λ_bow·bow. kl is the raw batch-mean KL summed over dimensions,
-    kl_fb its free-bits form (the one in total); bow is the batch-mean BoW NLL (0 when absent);
-    terms holds every registered term unweighted, logged as recon_<name>; recon is their
-    λ-combination.
+    kl_fb its free-bits form (the one in total); bow is the batch-mean BoW NLL (None when the
+    run has no BoW head, and then not logged); terms holds each registered term with a positive
+    λ, unweighted, logged as recon_<name>; recon is their λ-combination. Terms a run does not
+    weight are neither computed nor logged.
     """
 
     total: Tensor
     recon: Tensor
     kl: Tensor
     kl_fb: Tensor
-    bow: Tensor
+    bow: Tensor | None
     beta: Tensor
     terms: dict[str, Tensor]
 
@@ -115,7 +69,7 @@ class LossTerms:
         """{logged name: scalar tensor}."""
         fixed = ("total", "recon", "kl", "kl_fb", "bow", "beta")
         return {
-            **{name: getattr(self, name) for name in fixed},
+            **{name: getattr(self, name) for name in fixed if getattr(self, name) is not None},
             **{f"recon_{name}": value for name, value in self.terms.items()},
         }
 
@@ -162,7 +116,7 @@ def loss_terms(
 
     nll, surprisal (B, T) nats, mask (B, T) bool, kl_per_dim (B, D) nats, bow (B,) nats or None;
     weights are the λ of the registered terms (`zgain.cvae.terms.TERMS`), beta the current β
-    (see beta_at), unified the settings of the `unified` term.
+    (see `zgain.cvae.rate`), unified the settings of the `unified` term.
     """
     if beta < 0:
         raise ValueError(f"beta must be >= 0, got {beta}")
@@ -174,13 +128,13 @@ def loss_terms(
     if negative:
         raise ValueError(f"weights must be >= 0, got {negative} < 0")
     batch = TermBatch(nll, surprisal, mask, normalizer, eps, unified or UnifiedParams())
-    terms = {name: fn(batch) for name, fn in TERMS.items()}
+    terms = {name: fn(batch) for name, fn in TERMS.items() if weights.get(name, 0.0) > 0}
     recon = reconstruction(terms, weights)
     kl = kl_per_dim.sum(dim=1).mean()
     kl_fb = free_bits_kl(kl_per_dim, free_bits)
-    bow_mean = recon.new_zeros(()) if bow is None else bow.mean()
+    bow_mean = None if bow is None else bow.mean()
     total = recon + beta * kl_fb
-    if bow_weight != 0:
+    if bow_mean is not None and bow_weight != 0:
         total = total + bow_weight * bow_mean
     return LossTerms(total, recon, kl, kl_fb, bow_mean, recon.new_tensor(beta), terms)
 
@@ -196,27 +150,21 @@ def weight_errors(variant: str, weights: Mapping[str, float]) -> list[str]:
 
 @dataclass(frozen=True)
 class Objective:
-    """Everything the loss needs besides the batch: the variant's λ and β, the normalizer."""
+    """Everything the loss needs besides the batch: the variant's λ, the β schedule (which may
+    adapt to the observed KL, docs/method.md#rate-targeted-training) and the normalizer."""
 
     common: CommonCVAEParams
     variant: ResolvedVariant
     normalizer: float  # N = E[b] over the train split
+    rate: float  # target KL C of a rate_target schedule (nats per example)
+    schedule: BetaSchedule = field(init=False)
 
     def __post_init__(self) -> None:
         lines = weight_errors(self.variant.name, self.variant.weights)
         if lines:
             raise ParamsError(*lines)
-
-    def beta_at(self, step: int) -> float:
-        c = self.common
-        return beta_at(
-            step,
-            schedule=c.beta_schedule,
-            beta=self.variant.beta,
-            warmup_steps=c.warmup_steps,
-            n_cycles=c.n_cycles,
-            ramp_fraction=c.ramp_fraction,
-            total_steps=c.steps,
+        object.__setattr__(
+            self, "schedule", make_schedule(self.common, self.variant.beta, self.rate)
         )
 
     def loss(
@@ -237,7 +185,7 @@ class Objective:
             normalizer=self.normalizer,
             eps=self.common.eps,
             kl_per_dim=kl_per_dim,
-            beta=self.beta_at(step),
+            beta=self.schedule.beta(step),
             free_bits=self.variant.free_bits,
             bow=bow,
             bow_weight=self.common.bow_weight,

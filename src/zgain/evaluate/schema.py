@@ -30,6 +30,10 @@ EVAL_SCHEMA = pa.schema(
 ENVIRONMENT_KEY = "environment"
 """Key of metrics.json holding what the run ran on (device, dtype, threads, torch version)."""
 
+KL_TARGET_KEY = "kl_target"
+"""Key of metrics.json (and of the CVAE checkpoint) holding the target KL C the run was trained
+toward (nats per example), null under a fixed β schedule."""
+
 DECOMPOSITION_KEYS: tuple[str, ...] = (
     "base_nll",
     "posterior_nll",

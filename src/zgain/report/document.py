@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from zgain.core.io import atomic_path, write_json
+from zgain.core.io import atomic_path, rate_label, write_json
 from zgain.params import Params
 from zgain.report.commentary import (
     WINNER_METRICS,
@@ -28,6 +28,18 @@ from zgain.report.commentary import (
     winner_sentence,
 )
 from zgain.report.figures import build_figures, save_png
+from zgain.report.frontier import (
+    RATE_TOLERANCE,
+    TWIN_METRICS,
+    frontier_plot,
+    frontier_table,
+    headline_rate,
+    off_target,
+    rate_check,
+    run_points,
+    twin_check,
+    twin_variants,
+)
 from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
 from zgain.report.loading import EvalResults
 from zgain.report.statistics import method_label, percent
@@ -41,7 +53,6 @@ from zgain.report.tables import (
     information_by_position_plot,
     metrics_summary,
     paired_table,
-    rate_information,
     seed_table,
 )
 
@@ -49,6 +60,7 @@ SUMMARY_FILE = "summary.md"
 METRICS_FILE = "metrics.json"
 TABLES_DIR, FIGURES_DIR, PLOTS_DIR = "tables", "figures", "plots"
 PAIRED_TABLE, POSITION_TABLE, RUNS_TABLE = "paired", "information_by_position", "runs"
+RATE_CHECK_TABLE, FRONTIER_TABLE, TWIN_TABLE = "rate_check", "frontier", "equal_rate_twins"
 NOT_APPLICABLE = "—"  # a column a reference row does not have
 SYMBOL = {"gross_gain": "G", "marginal_gain": "G^marg", "z_information": "I^θ"}
 INTEGER_METRICS = frozenset({"iw_samples", "latent_dim"})
@@ -62,7 +74,7 @@ class Report:
     tables: dict[str, pd.DataFrame]  # tables/<name>.csv
     plots: dict[str, pd.DataFrame]  # plots/<name>.csv: dvc plots data
     figures: dict[str, Figure]  # figures/<name>.png
-    metrics: dict  # metrics.json: {"headline_rate": null, "variants": {...}}
+    metrics: dict  # metrics.json: {"headline_rate": C, "variants": {...}} at the headline rate
     summary: str  # summary.md
 
 
@@ -107,10 +119,11 @@ def caption(number: int, title: str, method: str, note: str = "") -> str:
     return f"*Table {number}. {title}; {method}.*" + (f" {note}" if note else "")
 
 
-def header(params: Params, results: EvalResults) -> list[str]:
+def header(params: Params, results: EvalResults, rates: Sequence[float]) -> list[str]:
     data, confidence = params.data, params.report.confidence
     n_seeds = len(results.seeds)
     n_test = results.split_value("n_examples")
+    n_runs = len(results.runs) * len(rates)
     if n_seeds == 1:
         intervals = (
             "One seed: every cell is that seed's value, with no interval (one seed has no "
@@ -123,6 +136,17 @@ def header(params: Params, results: EvalResults) -> list[str]:
             f"mean ± t_{{{0.5 + confidence / 2:g}, n−1}} · s/√n over the n seed values (s their "
             "standard deviation). `(n=k)`: only k seeds define the metric."
         )
+    common = params.cvae.common
+    if common.beta_schedule == "rate_target":
+        training = (
+            f"each run trained toward a target KL C by dual ascent on log β "
+            f"(docs/method.md#rate-targeted-training); target rates C = "
+            f"{', '.join(map(rate_label, rates))} nats; headline rate C = "
+            f"{rate_label(results.rate)}, the one nearest the oracle's mean I* = "
+            f"{fmt(results.split_value('oracle_info'))}"
+        )
+    else:
+        training = f"fixed β = {common.beta} ({common.beta_schedule} schedule), no target rate"
     return [
         "# zgain report",
         "",
@@ -131,9 +155,10 @@ def header(params: Params, results: EvalResults) -> list[str]:
         f"- World: K = {len(data.transforms)} strategies ({', '.join(data.transforms)}), "
         f"V = {data.vocab_size} content tokens, x length {data.length_min}–{data.length_max}, "
         f"noise ε = {data.noise}, `{data.prior}` prior; N = {fmt(n_test, 0)} test examples.",
-        f"- Runs: {plural(len(results.variants), 'variant')} × {plural(n_seeds, 'seed')} = "
-        f"{plural(len(results.runs), 'run')} "
-        f"(variants: {', '.join(results.variants)}; seeds: {', '.join(map(str, results.seeds))}).",
+        f"- Runs: {plural(len(results.variants), 'variant')} × {plural(len(rates), 'rate')} × "
+        f"{plural(n_seeds, 'seed')} = {plural(n_runs, 'run')} "
+        f"(variants: {', '.join(results.variants)}; seeds: {', '.join(map(str, results.seeds))}); "
+        f"{training}.",
         f"- Intervals: {intervals} Reference rows (`base`, `oracle`, `floor`, `ceiling`, `cap`, "
         f"`even spread`) are fixed by the test split and the settings, the same in every run: "
         f"no interval. n/a: undefined; {NOT_APPLICABLE}: does not apply.",
@@ -164,20 +189,23 @@ def paired_section(paired: pd.DataFrame, baseline: str, method: str, number: int
 
 
 FIGURE_CAPTIONS = {
-    "rate_information.png": (
-        "`z_information` (left) and `marginal_gain` (right) against `kl`, one point per "
-        "(variant, seed) run, colour per variant, marker per seed ({runs}); dashed: the "
-        "oracle's mean I* (`oracle_info`); dotted: I^θ = kl, which bounds the true I^θ."
+    "frontier.png": (
+        "The frontier: `z_information`, `capture`, `marginal_gain` and `probe_accuracy` "
+        "against the achieved test `kl`, one curve per variant through its seed means at each "
+        "target rate, every run a point (marker per seed; {runs}); dashed: the oracle's mean "
+        "I* (`oracle_info`), capture 1, and the Bayes ceiling `probe_ceiling`; dotted: the "
+        "x-only floor `probe_floor`."
     ),
     "gain_decomposition.png": (
-        "Gross gain per variant as stacked bars, `marginal_gain` (hatched) + `z_information` "
+        "At the headline rate, gross gain per variant as stacked bars, `marginal_gain` "
+        "(hatched) + `z_information` "
         "(solid), {method}; positive parts stack up and negative parts down from 0; the dot is "
         "`gross_gain` with its interval; the oracle bar beside (`oracle_marginal_gain` + I*)."
     ),
     "information_by_position.png": (
-        "Mean `token_z_information` by target position per variant, pooled over seeds, beside "
-        "the oracle's `oracle_token_info` (dashed); {method}, the band being the interval over "
-        "the per-seed position means."
+        "At the headline rate, mean `token_z_information` by target position per variant, "
+        "pooled over seeds, beside the oracle's `oracle_token_info` (dashed); {method}, the "
+        "band being the interval over the per-seed position means."
     ),
 }
 
@@ -211,27 +239,171 @@ def glossary_names() -> list[str]:
     return [name for name in GLOSSARY if name in named]
 
 
+def decomposition_name(rate: float) -> str:
+    return f"{DECOMPOSITION.name}_rate{rate_label(rate)}"
+
+
+def rate_check_section(
+    check: pd.DataFrame, frontier: pd.DataFrame, method: str, number: int
+) -> list[str]:
+    """Table `number`: achieved test KL beside each target, and the runs more than
+    RATE_TOLERANCE off (nothing when no run targets a rate)."""
+    targeted = check[check["kl_target"].notna()]
+    if targeted.empty:
+        return []
+    kl = frontier[frontier["metric"] == "kl"]
+    rates = list(dict.fromkeys(kl["rate"]))
+    cells = {(r["variant"], r["rate"]): fmt_stats(r) for _, r in kl.iterrows()}
+    rows = [
+        [variant] + [cells[(variant, rate)] for rate in rates]
+        for variant in dict.fromkeys(kl["variant"])
+    ]
+    tolerance = f"{RATE_TOLERANCE:.0%}"
+    lines = [
+        "## Rates reached",
+        "",
+        caption(
+            number,
+            "Achieved test `kl` against the target rate C (nats per sequence)",
+            method,
+            f"Every run's own value and its relative error are in "
+            f"tables/{RATE_CHECK_TABLE}.csv; a run more than {tolerance} from its target is "
+            "flagged.",
+        ),
+        "",
+        markdown_table(["variant", *(f"C = {rate_label(r)}" for r in rates)], rows),
+        "",
+    ]
+    flagged = off_target(targeted)
+    if flagged.empty:
+        lines.append(f"All {len(targeted)} runs reached their target within {tolerance}.")
+    else:
+        listed = "; ".join(
+            f"{r['variant']} C = {rate_label(r['rate'])} seed {r['seed']}: kl {fmt(r['kl'])} "
+            f"({r['relative_error']:+.0%})"
+            for _, r in flagged.iterrows()
+        )
+        lines.append(
+            f"**{len(flagged)} of {len(targeted)} runs are more than {tolerance} off their "
+            f"target**, so their rows compare at a different rate: {listed}."
+        )
+    return lines
+
+
+def twin_section(
+    twins: pd.DataFrame | None, pair: tuple[str, str] | None, method: str, number: int
+) -> list[str]:
+    """Table `number`: the check that R_mean and R_dist = R_mean / N coincide at equal rate."""
+    if twins is None or pair is None:
+        return []
+    first, second = pair
+    cells = {(r["rate"], r["metric"]): fmt_stats(r, signed=True) for _, r in twins.iterrows()}
+    rates = list(dict.fromkeys(twins["rate"]))
+    rows = [[rate_label(rate)] + [cells[(rate, m)] for m in TWIN_METRICS] for rate in rates]
+    separated = twins[twins["separated"] == True]  # noqa: E712 (None means no interval)
+    untestable = twins["separated"].isna().all()
+    if untestable:
+        verdict = "With one seed there is no interval, so the check cannot be decided."
+    elif separated.empty:
+        verdict = (
+            f"At every rate both intervals contain 0: at equal rate {first} and {second} "
+            "coincide within the seeds' spread, as the global rescaling predicts (it only moves "
+            "β)."
+        )
+    else:
+        where = ", ".join(
+            f"`{r['metric']}` at C = {rate_label(r['rate'])}" for _, r in separated.iterrows()
+        )
+        verdict = (
+            f"The seeds separate them on {where}: at equal rate the rescaled objective is not "
+            "the same optimisation problem, which a pure rescaling would be (look at the rates "
+            "reached above before reading it as an effect of the weighting)."
+        )
+    return [
+        f"## Equal-rate check: {first} against {second}",
+        "",
+        caption(
+            number,
+            f"Seed-paired difference {first} − {second} at each target rate (nats/seq)",
+            method,
+            f"{second} is {first} divided by the normalizer N (R_dist = R_mean / N), so at one "
+            f"β it sits at the rate {first} would have at β·N; at equal rate the two must "
+            "coincide.",
+        ),
+        "",
+        markdown_table(["C", *(f"Δ {column_header(m)}" for m in TWIN_METRICS)], rows),
+        "",
+        verdict,
+    ]
+
+
+def rate_sections(
+    params: Params,
+    by_rate: Mapping[float, EvalResults],
+    tables: Mapping[str, pd.DataFrame],
+    headline: float,
+    method: str,
+    n_seeds: int,
+    number: int,
+) -> list[str]:
+    """Tables `number`, `number + 1`, …: one decomposition table per target rate, each with its
+    winners and damage check."""
+    weights = {v: params.cvae.variants[v].weights for v in next(iter(by_rate.values())).variants}
+    lines = []
+    for offset, rate in enumerate(by_rate):
+        table = tables[decomposition_name(rate)]
+        title = f"{DECOMPOSITION.title} at target rate C = {rate_label(rate)}"
+        if rate == headline:
+            title += " (headline)"
+        text = caption(number + offset, title, method, DECOMPOSITION.note)
+        lines += ["", f"### {title}", "", text, ""]
+        lines.append(render_table(DECOMPOSITION, table, n_seeds))
+        lines.append("")
+        lines += [f"- {winner_sentence(table, m, label)}" for m, label in WINNER_METRICS]
+        lines += [f"- {line}" for line in damage_sentences(table, weights)]
+    return lines
+
+
 def summary_markdown(
-    params: Params, results: EvalResults, tables: Mapping[str, pd.DataFrame], figures: Sequence[str]
+    params: Params,
+    by_rate: Mapping[float, EvalResults],
+    headline: float,
+    tables: Mapping[str, pd.DataFrame],
+    figures: Sequence[str],
 ) -> str:
-    """The Markdown summary: header, tables, paired comparisons, commentary, figures, glossary."""
+    """The Markdown summary: header, rates reached, the decomposition at every rate, the
+    equal-rate check, the headline rate's other tables and paired comparisons, commentary,
+    figures, glossary."""
+    results = by_rate[headline]
     n_seeds, confidence = len(results.seeds), params.report.confidence
     method = method_label(n_seeds, confidence)
-    lines = header(params, results)
-    for number, spec in enumerate(SEED_TABLES, 1):
-        lines += ["", f"## {spec.title}", "", caption(number, spec.title, method, spec.note), ""]
+    lines = header(params, results, list(by_rate))
+    check = rate_check_section(tables[RATE_CHECK_TABLE], tables[FRONTIER_TABLE], method, 1)
+    number = 2 if check else 1
+    lines += ["", *check, "", "## Gain decomposition at each target rate"]
+    lines += rate_sections(params, by_rate, tables, headline, method, n_seeds, number)
+    number += len(by_rate)
+    pair = twin_variants({v: params.cvae.variants[v].weights for v in results.variants})
+    twins = twin_section(tables.get(TWIN_TABLE), pair, method, number)
+    number += 1 if twins else 0
+    lines += ["", *twins]
+    at = f" at the headline rate C = {rate_label(headline)}"
+    for spec in SEED_TABLES:
+        if spec is DECOMPOSITION:
+            continue
+        text = caption(number, spec.title + at, method, spec.note)
+        lines += ["", f"## {spec.title}{at}", "", text, ""]
         lines.append(render_table(spec, tables[spec.name], n_seeds))
+        number += 1
     baseline = params.report.baseline_variant
-    lines += [""] + paired_section(tables[PAIRED_TABLE], baseline, method, len(SEED_TABLES) + 1)
-    decomposition = tables[DECOMPOSITION.name]
-    weights = {v: params.cvae.variants[v].weights for v in results.variants}
-    lines += ["", "## Commentary", ""]
-    lines += [f"- {winner_sentence(decomposition, m, label)}" for m, label in WINNER_METRICS]
-    lines += [f"- {line}" for line in damage_sentences(decomposition, weights)]
+    lines += [""] + paired_section(tables[PAIRED_TABLE], baseline, method, number)
     lines += [
-        f"- Winners are named at the {percent(confidence)} level only when the leader's interval "
-        "excludes the runner-up's mean; with few seeds the intervals are wide, so an unnamed "
-        "winner is absence of evidence, not evidence of a tie.",
+        "",
+        "## Commentary",
+        "",
+        f"- Winners are named at the {percent(confidence)} level, per target rate, only when "
+        "the leader's interval excludes the runner-up's mean; with few seeds the intervals are "
+        "wide, so an unnamed winner is absence of evidence, not evidence of a tie.",
         "",
     ]
     lines += figure_section(figures, n_seeds, confidence)
@@ -239,37 +411,68 @@ def summary_markdown(
     return "\n".join(lines) + "\n"
 
 
-def runs_table(results: EvalResults) -> pd.DataFrame:
+def runs_table(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:
     """Every listed run's value of every metric the report shows, one row per run."""
-    columns = [name for name in glossary_names() if name in results.runs.columns]
-    return results.runs[["variant", "seed", *columns]].reset_index(drop=True)
+    frames = []
+    for rate, results in by_rate.items():
+        columns = [name for name in glossary_names() if name in results.runs.columns]
+        frame = results.runs[["variant", "seed", *columns]].copy()
+        frame.insert(1, "rate", rate)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
 
 
-def build_report(results: EvalResults, params: Params) -> Report:
-    """Every table, figure and metric of `reports/` for the listed runs."""
+def build_report(
+    by_rate: Mapping[float, EvalResults],
+    params: Params,
+    curves: Mapping[str, pd.DataFrame] | None = None,
+) -> Report:
+    """Every table, figure and metric of `reports/` for the listed runs at every target rate.
+
+    by_rate maps each target rate (params order) to its runs; curves holds the learning-curve
+    plot tables by quantity (zgain.report.curves), written as plots/learning_<quantity>.csv.
+    """
     confidence = params.report.confidence
     latent_dim = params.cvae.common.model.latent_dim
+    first = next(iter(by_rate.values()))
+    headline = headline_rate(list(by_rate), first.split_value("oracle_info"))
+    results = by_rate[headline]
     tables = {spec.name: seed_table(spec, results, confidence, latent_dim) for spec in SEED_TABLES}
+    for rate, at_rate in by_rate.items():
+        tables[decomposition_name(rate)] = seed_table(
+            DECOMPOSITION, at_rate, confidence, latent_dim
+        )
     tables[PAIRED_TABLE] = paired_table(results, params.report.baseline_variant, confidence)
     tables[POSITION_TABLE] = information_by_position(results, confidence)
-    tables[RUNS_TABLE] = runs_table(results)
-    plots = {
-        "rate_information": rate_information(results),
-        "information_by_position": information_by_position_plot(tables[POSITION_TABLE]),
-    }
+    tables[RUNS_TABLE] = runs_table(by_rate)
+    tables[RATE_CHECK_TABLE] = rate_check(by_rate)
+    tables[FRONTIER_TABLE] = frontier_table(by_rate, confidence)
+    pair = twin_variants({v: params.cvae.variants[v].weights for v in results.variants})
+    if pair is not None:
+        tables[TWIN_TABLE] = twin_check(by_rate, pair, confidence)
+    plots = {"frontier": frontier_plot(tables[FRONTIER_TABLE])}
+    plots["information_by_position"] = information_by_position_plot(tables[POSITION_TABLE])
+    for quantity, table in (curves or {}).items():
+        plots[f"learning_{quantity}"] = table
     figures = build_figures(
-        plots["rate_information"],
+        run_points(by_rate),
         tables[DECOMPOSITION.name],
         tables[POSITION_TABLE],
         results.variants,
         results.seeds,
+        {
+            "z_information": results.split_value("oracle_info"),
+            "capture": 1.0,
+            "probe_accuracy": results.split_value("probe_ceiling"),
+            "probe_floor": results.split_value("probe_floor"),
+        },
     )
     return Report(
         tables=tables,
         plots=plots,
         figures=figures,
-        metrics=metrics_summary(results),
-        summary=summary_markdown(params, results, tables, list(figures)),
+        metrics=metrics_summary(results, headline),
+        summary=summary_markdown(params, by_rate, headline, tables, list(figures)),
     )
 
 

@@ -96,6 +96,72 @@ def rate_information_figure(
     return fig
 
 
+FRONTIER_PANELS = (
+    ("z_information", "z-information I^θ (nats/seq)", "oracle I*"),
+    ("capture", "capture I^θ / I*", None),
+    ("marginal_gain", "marginal gain G^marg (nats/seq)", None),
+    ("probe_accuracy", "probe accuracy (strategy from z)", "Bayes ceiling"),
+)
+
+
+def frontier_figure(
+    points: pd.DataFrame,
+    variants: Sequence[str],
+    seeds: Sequence[int],
+    references: dict[str, float],
+) -> Figure:
+    """Four panels against the achieved KL (nats/seq): I^θ, capture, G^marg, probe accuracy.
+
+    points: one row per run (variant, rate, seed, kl and the panels' metrics). Each variant is a
+    curve through its seed means at each target rate, with every run as a point (marker per
+    seed). references: the dashed line of a panel by metric (the oracle's I* for I^θ, 1 for
+    capture, the Bayes ceiling for the probe); the probe panel also draws the x-only floor.
+    """
+    fig = Figure(figsize=(11.0, 8.4), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(2, 2, i + 1) for i in range(4)]
+    palette = colours(variants)
+    markers = {s: SEED_MARKERS[i % len(SEED_MARKERS)] for i, s in enumerate(seeds)}
+    for ax, (metric, label, ref_label) in zip(axes, FRONTIER_PANELS, strict=True):
+        ax.grid(alpha=0.3)
+        for variant in variants:
+            runs = points[points["variant"] == variant]
+            means = runs.groupby("rate", sort=True)[["kl", metric]].mean()
+            ax.plot(means["kl"], means[metric], color=palette[variant], label=variant)
+            for _, run in runs.iterrows():
+                ax.scatter(
+                    run["kl"],
+                    run[metric],
+                    color=palette[variant],
+                    marker=markers[run["seed"]],
+                    s=22,
+                    alpha=0.7,
+                    zorder=3,
+                )
+        if metric in references:
+            value = references[metric]
+            text = f"{ref_label} = {value:.3f}" if ref_label else None
+            ax.axhline(value, color=ORACLE_COLOUR, linestyle="--", label=text)
+        if metric == "probe_accuracy" and "probe_floor" in references:
+            floor = references["probe_floor"]
+            ax.axhline(
+                floor, color=ORACLE_COLOUR, linestyle=":", label=f"x-only floor = {floor:.3f}"
+            )
+        if metric in ("z_information", "marginal_gain"):
+            ax.axhline(0.0, color="grey", linewidth=0.8)
+        ax.set(xlabel="achieved kl = KL(q ‖ p(z|x)) (nats/seq)", ylabel=label)
+    handles = [Line2D([], [], color=palette[v], label=v) for v in variants]
+    handles += [
+        Line2D([], [], color="grey", marker=markers[s], linestyle="", label=f"seed {s}")
+        for s in seeds
+    ]
+    axes[0].legend(handles=handles, fontsize="small", loc="best")
+    for ax in axes[1:]:
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize="small", loc="best")
+    return fig
+
+
 def bar_style(colour: tuple | str, alpha: float, hatch: str) -> dict:
     """A bar filled with `colour` at `alpha`, black hatching (matplotlib hatches in edgecolor)."""
     return {
@@ -202,20 +268,17 @@ def save_png(fig: Figure, path: str | Path) -> None:
 
 
 def build_figures(
-    rate: pd.DataFrame,
+    points: pd.DataFrame,
     decomposition: pd.DataFrame,
     by_position: pd.DataFrame,
     variants: Sequence[str],
     seeds: Sequence[int],
+    references: dict[str, float],
 ) -> dict[str, Figure]:
-    """Every figure of the report by file name (see the functions for what each shows)."""
-    oracle = decomposition[
-        (decomposition["variant"] == ORACLE) & (decomposition["metric"] == "z_information")
-    ]
+    """Every figure of the report by file name (see the functions for what each shows):
+    the frontier over every run, and the headline rate's decomposition and positions."""
     return {
-        "rate_information.png": rate_information_figure(
-            rate, variants, seeds, float(oracle["mean"].iloc[0])
-        ),
+        "frontier.png": frontier_figure(points, variants, seeds, references),
         "gain_decomposition.png": decomposition_figure(decomposition, variants),
         "information_by_position.png": information_by_position_figure(by_position, variants),
     }

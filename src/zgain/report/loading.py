@@ -1,9 +1,9 @@
 """Reading the evaluate stage's outputs for the report (docs/method.md#evaluation-quantities).
 
-Inputs are `<eval_dir>/<variant>/seed<seed>/{metrics.json, examples.parquet}`, and only the
-(variant, seed) runs the caller lists are read: outputs of a variant since removed from params
-stay on disk but never reach a report. A missing run raises DataError naming the dvc command
-that produces it.
+Inputs are `<eval_dir>/<variant>/rate<rate>/seed<seed>/{metrics.json, examples.parquet}`, one
+target rate at a time, and only the (variant, seed) runs the caller lists are read: outputs of
+a variant since removed from params stay on disk but never reach a report. A missing run raises
+DataError naming the dvc command that produces it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 
 from zgain.core.errors import DataError
-from zgain.core.io import padded, read_json, read_table, run_dir
+from zgain.core.io import padded, rate_label, read_json, read_table, run_dir
 from zgain.evaluate.schema import (
     DECOMPOSITION_KEYS,
     ENVIRONMENT_KEY,
@@ -66,7 +66,7 @@ EXAMPLE_COLUMNS = ["example_id", "variant", "seed", "token_z_information", "orac
 
 @dataclass(frozen=True)
 class EvalResults:
-    """Every listed run's evaluation outputs, in params order.
+    """Every listed run's evaluation outputs at one target rate, in params order.
 
     runs: one row per (variant, seed): `variant`, `seed` and every number of its metrics.json
       (NaN where null). Units as in zgain.evaluate (nats/seq unless a share or count).
@@ -77,6 +77,7 @@ class EvalResults:
 
     variants: tuple[str, ...]
     seeds: tuple[int, ...]
+    rate: float  # the target KL C of these runs (nats per example)
     runs: pd.DataFrame
     positions: pd.DataFrame
 
@@ -90,17 +91,22 @@ class EvalResults:
         return float(self.runs[metric].iloc[0])
 
 
-def missing_run(variant: str, seed: int, path: Path) -> DataError:
+def stage_name(variant: str, rate: float, seed: int) -> str:
+    """The dvc.yaml matrix stage that writes this run's evaluation."""
+    return f"evaluate@{variant}-{rate_label(rate)}-{seed}"
+
+
+def missing_run(variant: str, rate: float, seed: int, path: Path) -> DataError:
     return DataError(
-        f"evaluation of variant {variant!r}, seed {seed} is missing: {path} not found "
-        f"(run `dvc repro evaluate@{variant}-{seed}`)"
+        f"evaluation of variant {variant!r}, rate {rate_label(rate)}, seed {seed} is missing: "
+        f"{path} not found (run `dvc repro {stage_name(variant, rate, seed)}`)"
     )
 
 
-def read_run_metrics(path: Path, variant: str, seed: int) -> dict[str, float]:
+def read_run_metrics(path: Path, variant: str, rate: float, seed: int) -> dict[str, float]:
     """The numbers of one metrics.json (null -> NaN); the environment entry is ignored."""
     if not path.is_file():
-        raise missing_run(variant, seed, path)
+        raise missing_run(variant, rate, seed, path)
     raw = read_json(path)
     if not isinstance(raw, dict):
         raise DataError(f"{path}: expected a flat mapping of metrics, got {type(raw).__name__}")
@@ -108,7 +114,7 @@ def read_run_metrics(path: Path, variant: str, seed: int) -> dict[str, float]:
     if missing:
         raise DataError(
             f"{path}: metrics {missing} are missing (stale output: run "
-            f"`dvc repro evaluate@{variant}-{seed}`)"
+            f"`dvc repro {stage_name(variant, rate, seed)}`)"
         )
     metrics = {}
     for key, value in raw.items():
@@ -120,10 +126,10 @@ def read_run_metrics(path: Path, variant: str, seed: int) -> dict[str, float]:
     return metrics
 
 
-def read_run_examples(path: Path, variant: str, seed: int) -> pa.Table:
+def read_run_examples(path: Path, variant: str, rate: float, seed: int) -> pa.Table:
     """The columns of examples.parquet the report reads, checked against EVAL_SCHEMA."""
     if not path.is_file():
-        raise missing_run(variant, seed, path)
+        raise missing_run(variant, rate, seed, path)
     table = read_table(path, EVAL_SCHEMA, columns=EXAMPLE_COLUMNS)
     found = set(zip(table["variant"].to_pylist(), table["seed"].to_pylist(), strict=True))
     if found != {(variant, seed)}:
@@ -161,9 +167,10 @@ def check_split_keys(runs: pd.DataFrame) -> None:
 
 
 def load_results(
-    eval_dir: str | Path, variants: Sequence[str], seeds: Sequence[int]
+    eval_dir: str | Path, variants: Sequence[str], seeds: Sequence[int], rate: float
 ) -> EvalResults:
-    """Read the listed runs; raise DataError naming a missing, stale or inconsistent run."""
+    """Read the listed runs at target rate `rate`; raise DataError naming a missing, stale or
+    inconsistent run."""
     reserved = sorted(RESERVED_NAMES & set(variants))
     if reserved:
         raise DataError(f"variant names {reserved} are reserved for the report's reference rows")
@@ -171,9 +178,9 @@ def load_results(
     reference_ids: np.ndarray | None = None
     for variant in variants:
         for seed in seeds:
-            where = run_dir(eval_dir, variant, seed)
-            metrics = read_run_metrics(where / METRICS_FILE, variant, seed)
-            table = read_run_examples(where / EXAMPLES_FILE, variant, seed)
+            where = run_dir(eval_dir, variant, rate, seed)
+            metrics = read_run_metrics(where / METRICS_FILE, variant, rate, seed)
+            table = read_run_examples(where / EXAMPLES_FILE, variant, rate, seed)
             if metrics["n_examples"] != table.num_rows:
                 raise DataError(
                     f"{where}: metrics.json counts {metrics['n_examples']:.0f} examples "
@@ -191,6 +198,7 @@ def load_results(
     return EvalResults(
         variants=tuple(variants),
         seeds=tuple(seeds),
+        rate=rate,
         runs=frame,
         positions=pd.concat(positions, ignore_index=True),
     )

@@ -335,24 +335,24 @@ def information_by_position_plot(by_position: pd.DataFrame) -> pd.DataFrame:
     ].reset_index(drop=True)
 
 
-def rate_information(results: EvalResults) -> pd.DataFrame:
-    """dvc plot data, one row per run: variant, seed, kl, z_information, marginal_gain (nats)."""
-    columns = ["variant", "seed", "kl", "z_information", "marginal_gain"]
-    return results.runs[columns].reset_index(drop=True)
-
-
 def json_number(value: float) -> float | None:
     """A float for JSON, None for NaN (JSON has no NaN)."""
     return float(value) if math.isfinite(value) else None
 
 
-def metrics_summary(results: EvalResults) -> dict:
-    """reports/metrics.json: {"headline_rate": null, "variants": {name: {metric: seed mean}}}.
+def metrics_summary(results: EvalResults, headline_rate: float) -> dict:
+    """reports/metrics.json: {"headline_rate": C, "oracle_info": I*, "variants": {name:
+    {metric: seed mean}}}.
 
-    Seed means of SUMMARY_METRICS over the seeds where each is defined; null when none is.
+    The runs at the headline rate C: seed means of SUMMARY_METRICS over the seeds where each is
+    defined; null when none is. I* (the oracle's mean z-information) anchors every figure.
     """
     variants = {
         variant: {m: json_number(finite_mean(results.values(variant, m))) for m in SUMMARY_METRICS}
         for variant in results.variants
     }
-    return {"headline_rate": None, "variants": variants}
+    return {
+        "headline_rate": headline_rate,
+        "oracle_info": json_number(results.split_value("oracle_info")),
+        "variants": variants,
+    }

@@ -1,0 +1,53 @@
+"""Learning curves across runs: one wide table per quantity, for `dvc plots show`.
+
+Each training run logs its curves through dvclive as `<live_dir>/<variant>/rate<C>/seed<s>/
+plots/metrics/<quantity>.tsv` (columns `step`, `<quantity>`). The report joins one quantity of
+every run at a target rate into one long table (`step`, `series` = `<variant>/seed<s>`, the
+quantity), which the `series` plot template colours by run: one plot shows every run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from zgain.core.errors import DataError
+from zgain.core.io import run_dir
+
+CURVE_QUANTITIES = ("kl", "beta", "recon", "val_z_information")
+"""The quantities joined across runs (KL, β, the weighted reconstruction, validation I^θ)."""
+
+
+def read_curve(path: Path, quantity: str) -> pd.Series:
+    """One run's logged values of `quantity`, indexed by step."""
+    if not path.is_file():
+        raise DataError(f"{path}: training curve not found (rerun the run's train_cvae stage)")
+    try:
+        frame = pd.read_csv(path, sep="\t")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise DataError(f"{path}: not a dvclive curve ({err})") from err
+    if list(frame.columns) != ["step", quantity]:
+        raise DataError(
+            f"{path}: expected columns ['step', {quantity!r}], got {list(frame.columns)}"
+        )
+    return frame.set_index("step")[quantity]
+
+
+def learning_curves(
+    live_dir: str | Path,
+    variants: Sequence[str],
+    rate: float,
+    seeds: Sequence[int],
+    quantity: str,
+) -> pd.DataFrame:
+    """(step, series, quantity) rows of one quantity over every listed run at `rate`."""
+    frames = []
+    for variant in variants:
+        for seed in seeds:
+            path = run_dir(live_dir, variant, rate, seed) / "plots" / "metrics" / f"{quantity}.tsv"
+            curve = read_curve(path, quantity).reset_index()
+            curve.insert(1, "series", f"{variant}/seed{seed}")
+            frames.append(curve)
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,156 @@
+"""Comparison at equal rate: runs at several target KLs (docs/method.md#comparison-at-equal-rate).
+
+Every variant is trained toward the same target rates C, so at one C the variants pay the same
+price in KL and differ only in what their weighting buys with it. This module holds the
+tables across rates: whether each run reached its target, the frontier (seed means of the
+headline metrics per variant and rate), and the check that token-mean and its rescaled twin
+dist_normalized coincide at equal rate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from zgain.evaluate.schema import KL_TARGET_KEY
+from zgain.report.loading import EvalResults
+from zgain.report.statistics import paired_differences, t_interval
+
+RATE_TOLERANCE = 0.10
+"""A run whose achieved test KL is more than this share away from its target is flagged."""
+
+FRONTIER_METRICS = (
+    "kl",
+    "z_information",
+    "capture",
+    "marginal_gain",
+    "probe_accuracy",
+    "normalized_recovery",
+)
+FRONTIER_COLUMNS = ["variant", "rate", "metric", "mean", "low", "high", "n"]
+RATE_CHECK_COLUMNS = ["variant", "rate", "seed", KL_TARGET_KEY, "kl", "relative_error", "off"]
+TWIN_METRICS = ("z_information", "marginal_gain")
+TWIN_COLUMNS = ["rate", "metric", "mean", "low", "high", "n", "separated"]
+
+
+def headline_rate(rates: Sequence[float], oracle_info: float) -> float:
+    """The target rate nearest the oracle's mean I* (the first of two equally near)."""
+    if not rates:
+        raise ValueError("no target rates")
+    return min(rates, key=lambda rate: abs(rate - oracle_info))
+
+
+def rate_check(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:
+    """One row per run: its target KL, achieved test KL, kl/target − 1, and whether it is off.
+
+    A run trained under a fixed β schedule has no target (NaN) and is never flagged.
+    """
+    rows = []
+    for rate, results in by_rate.items():
+        for _, run in results.runs.iterrows():
+            target = float(run.get(KL_TARGET_KEY, math.nan))
+            error = run["kl"] / target - 1.0 if math.isfinite(target) else math.nan
+            rows.append(
+                {
+                    "variant": run["variant"],
+                    "rate": rate,
+                    "seed": int(run["seed"]),
+                    KL_TARGET_KEY: target,
+                    "kl": float(run["kl"]),
+                    "relative_error": error,
+                    "off": bool(math.isfinite(error) and abs(error) > RATE_TOLERANCE),
+                }
+            )
+    return pd.DataFrame(rows, columns=RATE_CHECK_COLUMNS)
+
+
+def frontier_table(by_rate: Mapping[float, EvalResults], confidence: float) -> pd.DataFrame:
+    """Seed mean and t-interval of each FRONTIER_METRICS per (variant, rate)."""
+    rows = []
+    for rate, results in by_rate.items():
+        for variant in results.variants:
+            for metric in FRONTIER_METRICS:
+                stats = t_interval(results.values(variant, metric), confidence)
+                rows.append(
+                    {
+                        "variant": variant,
+                        "rate": rate,
+                        "metric": metric,
+                        "mean": stats.mean,
+                        "low": stats.low,
+                        "high": stats.high,
+                        "n": stats.n,
+                    }
+                )
+    return pd.DataFrame(rows, columns=FRONTIER_COLUMNS)
+
+
+def frontier_plot(frontier: pd.DataFrame) -> pd.DataFrame:
+    """dvc plot data: one row per (variant, target rate), the variant in `series` (the column the
+    `series` template colours by) and the seed mean of each FRONTIER_METRICS."""
+    wide = frontier.pivot_table(
+        index=["variant", "rate"], columns="metric", values="mean", sort=False, dropna=False
+    )
+    table = wide[list(FRONTIER_METRICS)].reset_index().rename_axis(columns=None)
+    return table.rename(columns={"variant": "series"})
+
+
+def twin_variants(weights: Mapping[str, Mapping[str, float]]) -> tuple[str, str] | None:
+    """The (token-mean, dist_normalized) pair: variants weighting only `mean`, and only `dist`,
+    each with weight 1 (R_dist = R_mean / N exactly); None unless both are listed."""
+
+    def only(term: str) -> str | None:
+        for variant, w in weights.items():
+            if {k: v for k, v in w.items() if v > 0} == {term: 1.0}:
+                return variant
+        return None
+
+    mean, dist = only("mean"), only("dist")
+    return (mean, dist) if mean and dist else None
+
+
+def twin_check(
+    by_rate: Mapping[float, EvalResults], pair: tuple[str, str], confidence: float
+) -> pd.DataFrame:
+    """Per rate and TWIN_METRICS: the seed-paired difference first − second of the pair, its
+    mean and t-interval; `separated` when the interval excludes 0 (None without an interval)."""
+    first, second = pair
+    rows = []
+    for rate, results in by_rate.items():
+        for metric in TWIN_METRICS:
+            diffs = paired_differences(
+                results.values(first, metric), results.values(second, metric)
+            )
+            stats = t_interval(diffs, confidence)
+            rows.append(
+                {
+                    "rate": rate,
+                    "metric": metric,
+                    "mean": stats.mean,
+                    "low": stats.low,
+                    "high": stats.high,
+                    "n": stats.n,
+                    "separated": stats.excludes(0.0) if stats.has_interval else None,
+                }
+            )
+    return pd.DataFrame(rows, columns=TWIN_COLUMNS)
+
+
+def run_points(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:
+    """One row per run: variant, rate, seed and the FRONTIER_METRICS (the figure's points)."""
+    frames = []
+    for rate, results in by_rate.items():
+        frame = results.runs[["variant", "seed", *FRONTIER_METRICS]].copy()
+        frame.insert(1, "rate", rate)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def off_target(check: pd.DataFrame) -> pd.DataFrame:
+    """The flagged runs of `rate_check`, worst first."""
+    flagged = check[check["off"]]
+    order = np.argsort(-np.abs(flagged["relative_error"].to_numpy()), kind="stable")
+    return flagged.iloc[order]

@@ -1,0 +1,165 @@
+"""Sweep reports: tables and figures over DVC experiments, generated from `dvc exp show`.
+
+Each experiment's `reports/metrics.json` holds, per variant, seed means at its headline rate
+(docs/method.md#comparison-at-equal-rate). A sweep report lines the experiments up by the
+params that differ between them: one row per (experiment, variant). When the experiments vary
+the unified family's exponents (α, γ) of a variant that weights only the `unified` term, the
+report also maps capture and G^marg over (α, γ), with the named variants placed where they sit
+in the family (docs/method.md#unified).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+PARAM_BLOCKS = ("data.", "base.", "surprisal.", "cvae.", "evaluate.", "report.")
+SWEEP_METRICS = ("z_information", "capture", "marginal_gain", "kl", "normalized_recovery")
+FAMILY_METRICS = ("capture", "marginal_gain")
+
+NAMED_POSITIONS: dict[str, tuple[float, float, str]] = {
+    "mean": (0.0, 0.0, ""),
+    "sum": (0.0, 0.0, "token-sum"),
+    "dist": (0.0, 0.0, "η = 1"),
+    "ex": (0.0, 1.0, ""),
+    "tok": (1.0, 0.0, ""),
+    "cc": (1.0, 0.0, "concentration, η = 1"),
+    "inv": (-1.0, 0.0, "concentration, η = 1"),
+}
+"""(α, γ) of each named term in the unified family and what else it sets (docs/method.md#unified).
+At equal rate the scale η does not matter: the controller absorbs it into β."""
+
+
+class SweepError(ValueError):
+    """The experiments cannot make a sweep report (none found, no metrics, …)."""
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """The experiments of a sweep, flattened: `rows` one per (experiment, variant)."""
+
+    changed: tuple[str, ...]  # params whose value differs between the experiments
+    rows: pd.DataFrame  # experiment, <changed params>, variant, headline_rate, SWEEP_METRICS
+    oracle_info: float  # the oracle's mean I* (the same test split in every experiment)
+
+
+def is_experiment(row: Mapping) -> bool:
+    """An experiment row of `dvc exp show` (not the workspace or its baseline commit)."""
+    return row.get("typ") != "baseline" and row.get("State") not in ("Failed", "Queued", "Running")
+
+
+def param_columns(rows: Sequence[Mapping]) -> list[str]:
+    keys = dict.fromkeys(k for row in rows for k in row)
+    return [k for k in keys if k.startswith(PARAM_BLOCKS)]
+
+
+def changed_params(rows: Sequence[Mapping]) -> list[str]:
+    """The params whose values differ between rows (a key absent from a row counts as None)."""
+    return [k for k in param_columns(rows) if len({repr(row.get(k)) for row in rows}) > 1]
+
+
+def variant_names(row: Mapping) -> list[str]:
+    """The variants an experiment's reports/metrics.json holds, in its order."""
+    names = []
+    for key in row:
+        parts = key.split(".")
+        if len(parts) == 3 and parts[0] == "variants" and parts[2] == SWEEP_METRICS[0]:
+            names.append(parts[1])
+    return names
+
+
+def number(value: object) -> float:
+    return (
+        float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+    )
+
+
+def build_sweep(rows: Sequence[Mapping]) -> Sweep:
+    """The sweep over the experiment rows of `dvc exp show` (dvc.api.exp_show)."""
+    experiments = [row for row in rows if is_experiment(row)]
+    if not experiments:
+        raise SweepError(
+            "no finished experiment found: queue some with `dvc exp run --queue -S …` and run "
+            "`dvc queue start`, then rerun"
+        )
+    changed = changed_params(experiments)
+    records = []
+    for row in experiments:
+        name = row.get("Experiment") or str(row.get("rev"))
+        variants = variant_names(row)
+        if not variants:
+            raise SweepError(f"experiment {name}: reports/metrics.json has no variant metrics")
+        for variant in variants:
+            record = {"experiment": name, **{k: row.get(k) for k in changed}}
+            record |= {"variant": variant, "headline_rate": number(row.get("headline_rate"))}
+            record |= {m: number(row.get(f"variants.{variant}.{m}")) for m in SWEEP_METRICS}
+            records.append(record)
+    oracle = {number(row.get("oracle_info")) for row in experiments}
+    oracle_info = next(iter(oracle)) if len(oracle) == 1 else math.nan
+    return Sweep(tuple(changed), pd.DataFrame(records), oracle_info)
+
+
+def family_variant(row: Mapping, variant: str) -> bool:
+    """True when `variant` weights only the unified term in this experiment's params."""
+    prefix = f"cvae.variants.{variant}.weights."
+    weights = {k[len(prefix) :]: number(v) for k, v in row.items() if k.startswith(prefix)}
+    return bool(weights) and {k for k, v in weights.items() if v > 0} == {"unified"}
+
+
+def family_points(rows: Sequence[Mapping]) -> pd.DataFrame:
+    """One row per (experiment, unified-only variant): alpha, gamma and FAMILY_METRICS."""
+    records = []
+    for row in (r for r in rows if is_experiment(r)):
+        for variant in variant_names(row):
+            if not family_variant(row, variant):
+                continue
+            settings = f"cvae.variants.{variant}.unified."
+            alpha, gamma = (number(row.get(settings + k, 0.0)) for k in ("alpha", "gamma"))
+            record = {"experiment": row.get("Experiment"), "variant": variant}
+            record |= {"alpha": alpha, "gamma": gamma}
+            record |= {m: number(row.get(f"variants.{variant}.{m}")) for m in FAMILY_METRICS}
+            records.append(record)
+    return pd.DataFrame(
+        records, columns=["experiment", "variant", "alpha", "gamma", *FAMILY_METRICS]
+    )
+
+
+def named_points(rows: Sequence[Mapping]) -> pd.DataFrame:
+    """The named variants (one weighted term of NAMED_POSITIONS) with their (α, γ) and their
+    FAMILY_METRICS averaged over the experiments that hold them."""
+    records = []
+    for row in (r for r in rows if is_experiment(r)):
+        for variant in variant_names(row):
+            prefix = f"cvae.variants.{variant}.weights."
+            weights = {k[len(prefix) :]: number(v) for k, v in row.items() if k.startswith(prefix)}
+            used = [k for k, v in weights.items() if v > 0]
+            if len(used) != 1 or used[0] not in NAMED_POSITIONS:
+                continue
+            alpha, gamma, note = NAMED_POSITIONS[used[0]]
+            record = {"variant": variant, "term": used[0], "alpha": alpha, "gamma": gamma}
+            record |= {"note": note}
+            record |= {m: number(row.get(f"variants.{variant}.{m}")) for m in FAMILY_METRICS}
+            records.append(record)
+    columns = ["variant", "term", "alpha", "gamma", "note", *FAMILY_METRICS]
+    if not records:
+        return pd.DataFrame(columns=columns)
+    frame = pd.DataFrame(records)
+    keys = ["variant", "term", "alpha", "gamma", "note"]
+    return frame.groupby(keys, sort=False)[list(FAMILY_METRICS)].mean().reset_index()[columns]
+
+
+def markdown(frame: pd.DataFrame, digits: int = 3) -> str:
+    """A Markdown table of `frame`, numbers to `digits` places."""
+
+    def text(value: object) -> str:
+        if isinstance(value, float):
+            return "n/a" if math.isnan(value) else f"{value:.{digits}f}"
+        return str(value)
+
+    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    body = ["| " + " | ".join(text(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([header, rule, *body])

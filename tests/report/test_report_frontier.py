@@ -1,0 +1,120 @@
+"""The equal-rate comparison: headline rate, the frontier table, the R_mean/R_dist twin check."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from zgain.report.frontier import (
+    frontier_plot,
+    frontier_table,
+    headline_rate,
+    rate_check,
+    twin_check,
+    twin_variants,
+)
+from zgain.report.loading import EvalResults
+from zgain.report.statistics import t_quantile
+
+SEEDS = (0, 1, 2)
+
+
+def results(rate: float, values: dict[str, dict[str, tuple[float, ...]]]) -> EvalResults:
+    """Runs at one rate: values[variant][metric] per seed; every other frontier metric 0."""
+    rows = []
+    for variant, metrics in values.items():
+        for k, seed in enumerate(SEEDS):
+            row = {m: 0.0 for m in ("capture", "probe_accuracy", "normalized_recovery")}
+            row |= {"variant": variant, "seed": seed, "kl_target": rate}
+            row |= {metric: series[k] for metric, series in metrics.items()}
+            rows.append(row)
+    return EvalResults(tuple(values), SEEDS, rate, pd.DataFrame(rows), pd.DataFrame())
+
+
+def test_headline_rate_is_the_target_nearest_the_oracle_information() -> None:
+    assert headline_rate((0.25, 0.5, 1.0, 2.0), 0.89) == 1.0
+    assert headline_rate((0.25, 0.5, 1.0, 2.0), 0.6) == 0.5
+    assert headline_rate((0.5, 1.5), 1.0) == 0.5  # a tie goes to the first listed
+    with pytest.raises(ValueError, match="no target rates"):
+        headline_rate((), 1.0)
+
+
+def test_twins_are_the_pure_mean_and_pure_dist_variants() -> None:
+    weights = {"a": {"mean": 1.0}, "b": {"sum": 1.0}, "c": {"dist": 1.0, "mean": 0.0}}
+    assert twin_variants(weights) == ("a", "c")
+    assert twin_variants({"a": {"mean": 1.0}, "b": {"dist": 2.0}}) is None
+    assert twin_variants({"a": {"mean": 1.0}}) is None
+
+
+def test_twin_check_pairs_seeds_and_separates_only_when_the_interval_excludes_zero() -> None:
+    by_rate = {
+        0.5: results(
+            0.5,
+            {
+                "m": {
+                    "z_information": (1.0, 2.0, 3.0),
+                    "marginal_gain": (0.1, 0.2, 0.3),
+                    "kl": (0.5,) * 3,
+                },
+                "d": {
+                    "z_information": (1.1, 1.9, 3.0),
+                    "marginal_gain": (0.0, 0.1, 0.2),
+                    "kl": (0.5,) * 3,
+                },
+            },
+        )
+    }
+    table = twin_check(by_rate, ("m", "d"), 0.95).set_index("metric")
+    z = table.loc["z_information"]
+    diffs = np.array([-0.1, 0.1, 0.0])
+    half = t_quantile(0.95, 3) * diffs.std(ddof=1) / math.sqrt(3)
+    assert z["mean"] == pytest.approx(0.0, abs=1e-12)
+    assert (z["low"], z["high"]) == pytest.approx((-half, half))
+    assert not z["separated"]
+    marginal = table.loc["marginal_gain"]  # every seed differs by exactly 0.1: zero width
+    assert marginal["mean"] == pytest.approx(0.1) and marginal["separated"]
+
+
+def test_frontier_table_plot_and_rate_check() -> None:
+    by_rate = {
+        rate: results(
+            rate,
+            {
+                "v": {
+                    "z_information": (rate, rate, rate),
+                    "marginal_gain": (0.0,) * 3,
+                    "kl": (rate * 1.05, rate, rate * 1.2),
+                },
+                "w": {"z_information": (0.0,) * 3, "marginal_gain": (0.1,) * 3, "kl": (rate,) * 3},
+            },
+        )
+        for rate in (0.5, 1.0)
+    }
+    table = frontier_table(by_rate, 0.95)
+    row = table[(table["variant"] == "v") & (table["rate"] == 1.0) & (table["metric"] == "kl")]
+    assert row["mean"].item() == pytest.approx((1.05 + 1.0 + 1.2) / 3)
+    plot = frontier_plot(table)
+    assert list(plot[["series", "rate"]].itertuples(index=False, name=None)) == [
+        ("v", 0.5),
+        ("v", 1.0),
+        ("w", 0.5),
+        ("w", 1.0),
+    ]
+    assert plot.loc[plot["series"] == "w", "marginal_gain"].tolist() == pytest.approx([0.1, 0.1])
+    check = rate_check(by_rate)
+    flagged = check[check["off"]]
+    # only seed 2 of v is more than 10% off (+20%); +5% is within tolerance
+    assert flagged[["variant", "seed"]].drop_duplicates().values.tolist() == [["v", 2]]
+    assert flagged["relative_error"].to_numpy() == pytest.approx([0.2, 0.2])
+
+
+def test_a_run_without_target_is_never_flagged() -> None:
+    at = results(
+        1.0, {"v": {"z_information": (0.0,) * 3, "marginal_gain": (0.0,) * 3, "kl": (5.0,) * 3}}
+    )
+    at.runs["kl_target"] = math.nan
+    check = rate_check({1.0: at})
+    assert not check["off"].any() and check["relative_error"].isna().all()
