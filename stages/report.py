@@ -8,12 +8,14 @@ since removed from params may stay on disk, and are ignored. Intervals are over 
 from __future__ import annotations
 
 from zgain.core.cli import run_stage
+from zgain.core.io import sweep_temporaries
 from zgain.params import Params, load_params
 from zgain.report.document import build_report, write_report
 from zgain.report.loading import load_results
 
 
 def run(params: Params) -> None:
+    sweep_temporaries(params.paths.reports_dir)
     results = load_results(params.paths.eval_dir, tuple(params.cvae.variants), params.cvae.seeds)
     write_report(build_report(results, params), params.paths.reports_dir)
 
