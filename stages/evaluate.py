@@ -7,7 +7,7 @@ import math
 from zgain.base.frozen import load_frozen
 from zgain.core.cli import RateOption, SeedOption, VariantOption, run_stage
 from zgain.core.environment import DeviceOption, ThreadsOption, setup_torch
-from zgain.core.io import check_provenance, run_dir, write_json, write_table
+from zgain.core.io import check_provenance, run_dir, sweep_temporaries, write_json, write_table
 from zgain.cvae.model import load_cvae
 from zgain.evaluate.run_metrics import evaluation_table, revealed_positions, run_metrics
 from zgain.evaluate.schema import ENVIRONMENT_KEY, EVAL_SCHEMA, KL_TARGET_KEY
@@ -29,6 +29,7 @@ def run(
     settings = params.evaluate
     params.cvae.variant(variant)  # an unknown variant stops here, by name
     rate = params.cvae.rate(rate)
+    sweep_temporaries(run_dir(params.paths.eval_dir, variant, rate, seed))
     torch_device, environment = setup_torch(settings.seed, device=device, threads=threads)
     split, batch = load_packed(params.paths.synthetic_dir, "test", world)
     frozen = load_frozen(params.paths, split, world.n_targets)

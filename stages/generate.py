@@ -8,7 +8,7 @@ import numpy as np
 from tqdm import tqdm
 
 from zgain.core.cli import run_stage
-from zgain.core.io import write_table
+from zgain.core.io import sweep_temporaries, write_table
 from zgain.params import DataParams, load_params
 from zgain.world.splits import SPLITS, SYNTHETIC_SCHEMA, first_example_id, sample_table, split_seed
 from zgain.world.synthetic import World, sample
@@ -16,6 +16,7 @@ from zgain.world.synthetic import World, sample
 
 def run(data: DataParams, out_dir: Path) -> None:
     world = World.from_params(data)
+    sweep_temporaries(out_dir)
     sizes = data.sizes()
     for split in tqdm(SPLITS, desc="generate", unit="split"):
         rng = np.random.default_rng(split_seed(data.seed, split))

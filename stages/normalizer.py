@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from zgain.base.normalizer import compute_normalizer
+from zgain.base.tables import read_surprisal_tables
 from zgain.core.cli import run_stage
-from zgain.core.io import write_json
+from zgain.core.io import sweep_temporaries, write_json
 from zgain.params import Params, load_params
 
 
 def run(params: Params) -> None:
-    examples = Path(params.paths.surprisal_dir) / "examples.parquet"
-    write_json(compute_normalizer(examples).to_json(), params.paths.normalizer)
+    sweep_temporaries(params.paths.normalizer)
+    tables = read_surprisal_tables(params.paths.surprisal_dir)
+    write_json(compute_normalizer(tables).to_json(), params.paths.normalizer)
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ rate (docs/method.md#comparison-at-equal-rate).
 from __future__ import annotations
 
 from zgain.core.cli import run_stage
+from zgain.core.io import sweep_temporaries
 from zgain.params import Params, load_params
 from zgain.report.curves import CURVE_QUANTITIES, learning_curves
 from zgain.report.document import build_report, write_report
@@ -17,6 +18,7 @@ from zgain.report.loading import load_results
 
 
 def run(params: Params) -> None:
+    sweep_temporaries(params.paths.reports_dir)
     variants, rates, seeds = tuple(params.cvae.variants), params.cvae.rates, params.cvae.seeds
     by_rate = {rate: load_results(params.paths.eval_dir, variants, seeds, rate) for rate in rates}
     headline = headline_rate(rates, by_rate[rates[0]].split_value("oracle_info"))

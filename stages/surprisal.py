@@ -11,7 +11,7 @@ from zgain.base.model import load_base
 from zgain.base.surprisal import EXAMPLES_SCHEMA, TOKENS_SCHEMA, score_tokens, surprisal_tables
 from zgain.core.cli import run_stage
 from zgain.core.environment import DeviceOption, ThreadsOption, setup_torch
-from zgain.core.io import BASE_SHA_KEY, sha256_file, write_table
+from zgain.core.io import BASE_SHA_KEY, sha256_file, sweep_temporaries, write_table
 from zgain.params import Params, load_params
 from zgain.world.packed import load_packed
 from zgain.world.splits import SPLITS
@@ -22,6 +22,7 @@ SCORING_SEED = 0  # scoring is deterministic; the seed only fixes torch's global
 
 def run(params: Params, device: str | None = None, threads: int | None = None) -> None:
     world = World.from_params(params.data)
+    sweep_temporaries(params.paths.surprisal_dir)
     torch_device, _ = setup_torch(SCORING_SEED, device=device, threads=threads)
     base_sha = sha256_file(params.paths.base_model)
     model = load_base(params.paths.base_model).to(torch_device)

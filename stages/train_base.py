@@ -11,7 +11,7 @@ from zgain.base.fit import VALIDATION_BATCH, fit_base, validation_nll
 from zgain.base.model import BaseLM, save_base
 from zgain.core.cli import run_stage
 from zgain.core.environment import DeviceOption, ThreadsOption, setup_torch
-from zgain.core.io import sha256_file, write_json
+from zgain.core.io import sha256_file, sweep_temporaries, write_json
 from zgain.core.tracking import live_run
 from zgain.params import Params, load_params
 from zgain.world.packed import load_packed
@@ -20,6 +20,7 @@ from zgain.world.synthetic import World
 
 def run(params: Params, device: str | None = None, threads: int | None = None) -> dict[str, float]:
     world = World.from_params(params.data)
+    sweep_temporaries(params.paths.base_model, params.paths.base_meta, params.paths.base_live)
     torch_device, environment = setup_torch(params.base.seed, device=device, threads=threads)
     _, train = load_packed(params.paths.synthetic_dir, "train", world)
     _, val = load_packed(params.paths.synthetic_dir, "val", world)

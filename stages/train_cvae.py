@@ -9,7 +9,7 @@ from zgain.base.frozen import load_frozen
 from zgain.base.model import load_base
 from zgain.core.cli import RateOption, SeedOption, VariantOption, run_stage
 from zgain.core.environment import DeviceOption, ThreadsOption, setup_torch
-from zgain.core.io import run_dir
+from zgain.core.io import run_dir, sweep_temporaries
 from zgain.core.sequences import select
 from zgain.core.tracking import live_run
 from zgain.cvae.fit import fit_cvae
@@ -32,6 +32,10 @@ def run(
     common = params.cvae.common
     resolved = params.cvae.variant(variant)
     rate = params.cvae.rate(rate)
+    sweep_temporaries(
+        run_dir(params.paths.cvae_dir, variant, rate, seed).with_suffix(".pt"),
+        run_dir(params.paths.cvae_live, variant, rate, seed),
+    )
     torch_device, environment = setup_torch(seed, device=device, threads=threads)
     train_split, train = load_packed(params.paths.synthetic_dir, "train", world)
     val_split, val = load_packed(params.paths.synthetic_dir, "val", world)

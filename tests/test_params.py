@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 from pydantic import ValidationError
@@ -205,6 +206,119 @@ def test_baseline_removed_from_variants_is_an_error(default_params_raw: dict) ->
         f"report.baseline_variant: must name a variant in cvae.variants ({remaining}), "
         "got 'token_mean'",
     )
+
+
+NAME_RULE = "a variant name must be letters, digits, `_` or `-`, first a letter or digit"
+
+
+@pytest.mark.parametrize("name", ["token mean", "a;rm -rf x", "x'y", "$(id)", "-v", "ü", "a.b"])
+def test_a_variant_name_that_is_not_identifier_like_is_an_error(
+    default_params_raw: dict, name: str
+) -> None:
+    variants = default_params_raw["cvae"]["variants"]
+    variants[name] = variants.pop("token_sum")
+    fails_with(default_params_raw, f"cvae.variants.{name}: {NAME_RULE}, got {name!r}")
+
+
+@pytest.mark.parametrize("name", ["token_sum", "v2", "beta-0_5", "A-b_9"])
+def test_identifier_like_variant_names_load(default_params_raw: dict, name: str) -> None:
+    variants = default_params_raw["cvae"]["variants"]
+    variants[name] = variants.pop("token_sum")
+    assert name in parse_params(default_params_raw).cvae.variants
+
+
+# --- values whose valid range depends on another value ----------------------------------------
+
+# The default world: 4 strategies, n_test 2000, n_val 2000, n_train 200000.
+CROSS_ERRORS = [
+    (
+        {"evaluate.probe_test_fraction": 0.001},
+        "evaluate.probe_test_fraction: must leave at least one example per strategy (4) in both "
+        "parts of the probe's split of data.n_test (2000): ceil(2000 × fraction) is 2, got 0.001",
+    ),
+    (
+        {"evaluate.probe_test_fraction": 0.999},
+        "evaluate.probe_test_fraction: must leave at least one example per strategy (4) in both "
+        "parts of the probe's split of data.n_test (2000): ceil(2000 × fraction) is 1998, "
+        "got 0.999",
+    ),
+    (
+        {"data.n_test": 10, "evaluate.probe_test_fraction": 0.3},
+        "evaluate.probe_test_fraction: must leave at least one example per strategy (4) in both "
+        "parts of the probe's split of data.n_test (10): ceil(10 × fraction) is 3, got 0.3",
+    ),
+    (
+        {"cvae.common.val_examples": 2001},
+        "cvae.common.val_examples: must be <= data.n_val (2000), got 2001",
+    ),
+    ({"data.n_train": 200}, "base.batch_size: must be <= data.n_train (200), got 256"),
+    (
+        {"cvae.common.batch_size": 200001},
+        "cvae.common.batch_size: must be <= data.n_train (200000), got 200001",
+    ),
+    (
+        {"cvae.common.warmup_steps": 601},
+        "cvae.common.warmup_steps: must be <= cvae.common.steps (600), got 601",
+    ),
+    (
+        {"cvae.common.lr_warmup_steps": 601},
+        "cvae.common.lr_warmup_steps: must be <= cvae.common.steps (600), got 601",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edits", "message"), CROSS_ERRORS, ids=[m for _, m in CROSS_ERRORS])
+def test_a_value_out_of_the_range_another_sets_names_both(
+    default_params_raw: dict, edits: dict, message: str
+) -> None:
+    for key, value in edits.items():
+        edit(default_params_raw, key, value)
+    fails_with(default_params_raw, message)
+
+
+def test_cross_checks_report_every_problem_at_once(default_params_raw: dict) -> None:
+    edit(default_params_raw, "data.n_train", 100)
+    edit(default_params_raw, "cvae.common.val_examples", 5000)
+    with pytest.raises(ParamsError) as caught:
+        parse_params(default_params_raw)
+    assert [line.split(":")[0] for line in caught.value.lines] == [
+        "base.batch_size",
+        "cvae.common.batch_size",
+        "cvae.common.val_examples",
+    ]
+
+
+@pytest.mark.parametrize(("n_test", "n_classes"), [(2000, 4), (120, 4), (37, 5)])
+def test_the_probe_fraction_bounds_are_exactly_where_the_probe_split_works(
+    n_test: int, n_classes: int
+) -> None:
+    """The smallest and largest accepted fractions split; just beyond them scikit-learn refuses."""
+    from zgain.evaluate.estimators import probe_split
+
+    labels = np.arange(n_test) % n_classes
+    raw = yaml.safe_load(REPO_PARAMS.read_text())
+    transforms = ["copy", "reverse", "shift", "drop_first", "rotate"][:n_classes]
+    edit(raw, "data.transforms", transforms)
+    edit(raw, "data.n_test", n_test)
+
+    def accepted(fraction: float) -> bool:
+        edit(raw, "evaluate.probe_test_fraction", fraction)
+        try:
+            parse_params(raw)
+        except ParamsError:
+            return False
+        return True
+
+    low = (n_classes - 1) / n_test + 1e-9  # ceil(n_test × low) = n_classes
+    high = (n_test - n_classes) / n_test  # leaves exactly n_classes for the probe's training
+    for fraction in (low, high):
+        assert accepted(fraction)
+        train, test = probe_split(labels, seed=0, test_fraction=fraction)
+        assert len(np.unique(labels[train])) == len(np.unique(labels[test])) == n_classes
+    for fraction in ((n_classes - 1) / n_test, high + 1 / n_test):
+        assert not accepted(fraction)
+        with pytest.raises(ValueError):
+            probe_split(labels, seed=0, test_fraction=fraction)
 
 
 def test_unknown_variant_lookup_names_it(default_params_raw: dict) -> None:

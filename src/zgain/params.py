@@ -12,6 +12,8 @@ registry (the reconstruction terms) are checked by that stage (`zgain.cvae.objec
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -35,6 +37,8 @@ from zgain.core.errors import ParamsError
 from zgain.world.transforms import TRANSFORMS, min_vocab_size
 
 PARAMS_FILE = "params.yaml"
+VARIANT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+"""A variant name becomes part of stage names, paths and commands: letters, digits, `_`, `-`."""
 
 
 # --- field types with their rule -----------------------------------------------------------
@@ -334,6 +338,15 @@ class CVAEParams(Block):
             errors.append(_fail("seeds", "must not repeat a seed", list(self.seeds)))
         if not self.variants:
             errors.append(_fail("variants", "needs at least one variant", self.variants))
+        for name in self.variants:
+            if not VARIANT_NAME.fullmatch(name):
+                rule = "a variant name must be letters, digits, `_` or `-`, first a letter or digit"
+                errors.append(_fail(f"variants.{name}", rule, name))
+        common = self.common
+        for key in ("warmup_steps", "lr_warmup_steps"):
+            if getattr(common, key) > common.steps:
+                rule = f"must be <= cvae.common.steps ({common.steps})"
+                errors.append(_fail(f"common.{key}", rule, getattr(common, key)))
         if errors:
             raise ValueError("\n".join(str(e) for e in errors))
         return self
@@ -394,13 +407,40 @@ class Params(Block):
     report: ReportParams
 
     @model_validator(mode="after")
-    def _baseline_is_a_variant(self) -> Params:
+    def _consistent(self) -> Params:
+        """Values whose valid range depends on another block: every problem, one line each."""
+        errors = []
         if self.report.baseline_variant not in self.cvae.variants:
             known = ", ".join(self.cvae.variants)
-            raise ValueError(
-                f"@report.baseline_variant: must name a variant in cvae.variants ({known}), "
-                f"got {self.report.baseline_variant!r}"
+            errors.append(
+                _fail(
+                    "report.baseline_variant",
+                    f"must name a variant in cvae.variants ({known})",
+                    self.report.baseline_variant,
+                )
             )
+        data, common = self.data, self.cvae.common
+        for key, value in (
+            ("base.batch_size", self.base.batch_size),
+            ("cvae.common.batch_size", common.batch_size),
+        ):
+            if value > data.n_train:
+                errors.append(_fail(key, f"must be <= data.n_train ({data.n_train})", value))
+        if common.val_examples > data.n_val:
+            rule = f"must be <= data.n_val ({data.n_val})"
+            errors.append(_fail("cvae.common.val_examples", rule, common.val_examples))
+        fraction = self.evaluate.probe_test_fraction
+        n_classes = len(data.transforms)
+        held_out = math.ceil(fraction * data.n_test)  # how scikit-learn sizes the test part
+        if min(held_out, data.n_test - held_out) < n_classes:
+            rule = (
+                f"must leave at least one example per strategy ({n_classes}) in both parts of "
+                f"the probe's split of data.n_test ({data.n_test}): "
+                f"ceil({data.n_test} × fraction) is {held_out}"
+            )
+            errors.append(_fail("evaluate.probe_test_fraction", rule, fraction))
+        if errors:
+            raise ValueError("\n".join(str(e) for e in errors))
         return self
 
 

@@ -3,74 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
-import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO_ROOT, tiny_params_raw
+from conftest import tiny_params_raw
+from dvc_project import commit, make_project, ran_stages, run, sh
 
 pytestmark = pytest.mark.e2e
-BIN = Path(sys.executable).parent
-COPIED = ["dvc.yaml", "stages", "src"]
-
-
-def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    """Run a command in the copy with its own code and a quiet, telemetry-free dvc."""
-    env = {
-        **os.environ,
-        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-        "PYTHONPATH": str(cwd / "src"),  # the copy's code, so edits in the copy take effect
-        "GIT_AUTHOR_NAME": "zgain",
-        "GIT_AUTHOR_EMAIL": "zgain@localhost",
-        "GIT_COMMITTER_NAME": "zgain",
-        "GIT_COMMITTER_EMAIL": "zgain@localhost",
-        "DVC_NO_ANALYTICS": "1",
-    }
-    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
-
-
-def sh(cwd: Path, *args: str) -> str:
-    done = run(cwd, *args)
-    if done.returncode != 0:
-        raise AssertionError(
-            f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
-        )
-    return done.stdout + done.stderr
-
-
-def ran_stages(output: str) -> set[str]:
-    return set(re.findall(r"Running stage '([^']+)'", output))
-
-
-def commit(repo: Path, message: str) -> None:
-    sh(repo, "git", "add", "-A")
-    sh(repo, "git", "commit", "-qm", message)
 
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("dag")
-    for name in COPIED:
-        source = REPO_ROOT / name
-        if source.is_dir():
-            shutil.copytree(
-                source, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
-            )
-        else:
-            shutil.copy(source, root / name)
-    (root / "params.yaml").write_text(yaml.safe_dump(tiny_params_raw(), sort_keys=False))
-    sh(root, "git", "init", "-q")
-    sh(root, "dvc", "init", "-q")
-    shutil.copy(REPO_ROOT / ".dvc" / "config", root / ".dvc" / "config")
-    shutil.copytree(REPO_ROOT / ".dvc" / "plots", root / ".dvc" / "plots")
-    commit(root, "tiny project")
-    return root
+    return make_project(tmp_path_factory.mktemp("dag"), tiny_params_raw())
 
 
 def test_repro_builds_everything_then_is_clean(repo: Path) -> None:

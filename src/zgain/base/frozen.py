@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zgain.base.normalizer import Normalizer, load_normalizer
-from zgain.base.schema import EXAMPLES_SCHEMA, TOKENS_SCHEMA
+from zgain.base.tables import read_surprisal_tables
 from zgain.core.errors import DataError
-from zgain.core.io import BASE_SHA_KEY, check_provenance, read_table, table_metadata
+from zgain.core.io import check_provenance
 from zgain.params import PathParams
 from zgain.world.splits import Split
 
@@ -35,8 +35,10 @@ class FrozenSurprisal(NamedTuple):
         return np.where(self.mask, self.surprisal.astype(np.float64), 0.0).sum(axis=1)
 
 
-def _aligned(tokens_path: Path, split: Split, width: int) -> tuple[np.ndarray, np.ndarray]:
-    table = read_table(tokens_path, TOKENS_SCHEMA)
+def _aligned(
+    table: pa.Table, tokens_path: Path, split: Split, width: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (N, T) surprisal and mask of `split`'s examples from the checked tokens table."""
     wanted = pc.is_in(table["example_id"], value_set=pa.array(split.example_id))
     table = table.filter(wanted)
     ids = table["example_id"].to_numpy()
@@ -51,14 +53,7 @@ def _aligned(tokens_path: Path, split: Split, width: int) -> tuple[np.ndarray, n
         )
     surprisal = np.zeros((len(split), width), dtype=np.float32)
     mask = np.zeros((len(split), width), dtype=bool)
-    values = table["surprisal"].to_numpy()
-    if not np.all(np.isfinite(values)) or np.any(values < 0):
-        bad = int(np.nonzero(~np.isfinite(values) | (values < 0))[0][0])
-        raise DataError(
-            f"{tokens_path}: surprisal of example {ids[bad]} at position {positions[bad]} is "
-            f"{values[bad]}; surprisal must be finite and >= 0"
-        )
-    surprisal[rows, positions] = values
+    surprisal[rows, positions] = table["surprisal"].to_numpy()
     mask[rows, positions] = True
     expected = np.arange(width)[None, :] <= split.y_len[:, None]
     if not np.array_equal(mask, expected):
@@ -73,16 +68,9 @@ def _aligned(tokens_path: Path, split: Split, width: int) -> tuple[np.ndarray, n
 
 def load_frozen(paths: PathParams, split: Split, width: int) -> FrozenSurprisal:
     """Surprisal of `split` plus the normalizer, after checking all three artefacts agree."""
-    tokens_path = Path(paths.surprisal_dir) / "tokens.parquet"
-    examples_path = Path(paths.surprisal_dir) / "examples.parquet"
-    sha = check_provenance(
-        str(tokens_path), table_metadata(tokens_path).get(BASE_SHA_KEY), paths.base_model
-    )
-    read_table(examples_path, EXAMPLES_SCHEMA, columns=["example_id"])
-    check_provenance(
-        str(examples_path), table_metadata(examples_path).get(BASE_SHA_KEY), paths.base_model
-    )
+    tables = read_surprisal_tables(paths.surprisal_dir)  # both tables record the same sha256
+    sha = check_provenance(str(tables.tokens_path), tables.base_sha256, paths.base_model)
     normalizer = load_normalizer(paths.normalizer)
     check_provenance(paths.normalizer, normalizer.base_sha256, paths.base_model)
-    surprisal, mask = _aligned(tokens_path, split, width)
+    surprisal, mask = _aligned(tables.tokens, tables.tokens_path, split, width)
     return FrozenSurprisal(surprisal, mask, normalizer, sha)

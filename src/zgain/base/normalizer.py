@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 
-from zgain.base.schema import EXAMPLES_SCHEMA
+from zgain.base.tables import SurprisalTables
 from zgain.core.errors import DataError
-from zgain.core.io import BASE_SHA_KEY, read_json, read_table, table_metadata
+from zgain.core.io import read_json
 
 NORMALIZER_SPLIT = "train"
 
@@ -30,22 +30,22 @@ class Normalizer:
         return asdict(self)
 
 
-def compute_normalizer(examples_path: str | Path) -> Normalizer:
-    """E[b] and E[B] over the train rows of `examples.parquet`; other splits are ignored."""
-    table = read_table(examples_path, EXAMPLES_SCHEMA)
-    sha = table_metadata(examples_path).get(BASE_SHA_KEY)
-    if sha is None:
-        raise DataError(f"{examples_path}: records no base checkpoint sha256 (key {BASE_SHA_KEY})")
+def compute_normalizer(tables: SurprisalTables) -> Normalizer:
+    """E[b] and E[B] over the train rows of the examples table; other splits are ignored.
+
+    `tables` comes from `zgain.base.tables.read_surprisal_tables`, which has checked them.
+    """
+    table = tables.examples
     train = table.filter(pc.equal(table["split"], NORMALIZER_SPLIT))
     if train.num_rows == 0:
-        raise DataError(f"{examples_path}: no rows with split == {NORMALIZER_SPLIT!r}")
+        raise DataError(f"{tables.examples_path}: no rows with split == {NORMALIZER_SPLIT!r}")
     return Normalizer(
         mean_surprisal=pc.mean(train["surprisal_mean"]).as_py(),
         mean_surprisal_sum=pc.mean(train["surprisal_sum"]).as_py(),
         n_examples=train.num_rows,
         n_tokens=int(pc.sum(train["n_tokens"]).as_py()),
         split=NORMALIZER_SPLIT,
-        base_sha256=sha,
+        base_sha256=tables.base_sha256,
     )
 
 

@@ -3,6 +3,11 @@
 Every table the pipeline writes has its schema beside the code that produces it; readers check
 the file against it here, so a corrupted, truncated or mismatched file fails with its path and
 the problem (docs/method.md#the-base-model-and-its-surprisal for the provenance contract).
+
+Every write goes to a temporary named `.<name>.<random>.zgain-tmp` beside its target and is
+renamed into place only once complete. `.gitignore` and `.dvcignore` ignore that pattern, so a
+write killed half-way changes no hash; each stage sweeps its own outputs' temporaries when it
+starts (`sweep_temporaries`).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -25,6 +31,12 @@ BASE_SHA_KEY = "zgain.base_sha256"  # Parquet metadata key: sha256 of the base c
 COMPRESSION = "zstd"
 _CHUNK = 1 << 20  # bytes read at a time when hashing
 FILE_MODE = 0o644  # outputs are meant to be shared
+DIR_MODE = 0o755
+TMP_SUFFIX = ".zgain-tmp"  # .gitignore and .dvcignore ignore `.*.zgain-tmp`
+
+
+def _temporary_name(path: Path) -> str:
+    return f".{path.name}."
 
 
 @contextlib.contextmanager
@@ -32,7 +44,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside `path`; move it into place only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_temporary_name(path), suffix=TMP_SUFFIX)
     os.close(fd)
     try:
         yield Path(tmp)
@@ -41,6 +53,58 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | Path) -> Iterator[Path]:
+    """Yield an empty temporary directory beside `path`; install its entries only on success.
+
+    Each top-level entry the block wrote replaces the same-named entry of `path` (a file by one
+    rename, a directory by two); entries of `path` the block did not write are left alone. If
+    the block fails, `path` is untouched and the temporary directory is removed.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    built = Path(tempfile.mkdtemp(dir=path.parent, prefix=_temporary_name(path), suffix=TMP_SUFFIX))
+    try:
+        yield built
+        path.mkdir(exist_ok=True)
+        retired = Path(tempfile.mkdtemp(dir=built, prefix=".retired."))
+        for entry in sorted(built.iterdir()):
+            if entry == retired:
+                continue
+            target = path / entry.name
+            if entry.is_dir():
+                os.chmod(entry, DIR_MODE)
+                if target.is_dir():
+                    target.rename(retired / entry.name)
+            os.replace(entry, target)
+    finally:
+        shutil.rmtree(built, ignore_errors=True)
+
+
+def sweep_temporaries(*outputs: str | Path) -> list[Path]:
+    """Remove what interrupted atomic writes left for `outputs` (files or directories).
+
+    A stage calls this first, for each of its outputs: the temporaries of a file output sit
+    beside it; those of a directory output beside it or anywhere inside it. Returns the removed
+    paths.
+    """
+    found: set[Path] = set()
+    for output in map(Path, outputs):
+        if output.parent.is_dir():
+            found.update(output.parent.glob(f"{_temporary_name(output)}*{TMP_SUFFIX}"))
+        if output.is_dir():
+            found.update(output.rglob(f".*{TMP_SUFFIX}"))
+    removed = []
+    for leftover in sorted(found):
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+        removed.append(leftover)
+    return removed
 
 
 def rate_label(rate: float) -> str:
@@ -86,7 +150,10 @@ def write_table(
 
 
 def read_table(path: str | Path, schema: pa.Schema, columns: list[str] | None = None) -> pa.Table:
-    """Read a Parquet file and check it has `schema` (names and types); raise `DataError` if not."""
+    """Read a Parquet file and check it has `schema` (names and types); raise `DataError` if not.
+
+    The file's key/value metadata comes with the table (`table_metadata(table)`).
+    """
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: file not found")
@@ -107,9 +174,21 @@ def read_table(path: str | Path, schema: pa.Schema, columns: list[str] | None = 
     return table
 
 
-def table_metadata(path: str | Path) -> dict[str, str]:
-    """The key/value metadata of a Parquet file, decoded."""
-    raw = pq.read_schema(path).metadata or {}
+def table_metadata(source: pa.Table | str | Path) -> dict[str, str]:
+    """The key/value metadata of a table read by `read_table`, or of a Parquet file, decoded.
+
+    A file that is missing or not Parquet raises `DataError` naming its path.
+    """
+    if isinstance(source, pa.Table):
+        raw = source.schema.metadata or {}
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise DataError(f"{path}: file not found")
+        try:
+            raw = pq.read_schema(path).metadata or {}
+        except (pa.ArrowException, OSError) as err:
+            raise DataError(f"{path}: not a readable Parquet file ({err})") from err
     return {k.decode(): v.decode() for k, v in raw.items()}
 
 

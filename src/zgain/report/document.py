@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from zgain.core.io import atomic_path, rate_label, write_json
+from zgain.core.io import atomic_dir, atomic_path, rate_label, write_json
 from zgain.params import Params
 from zgain.report.commentary import (
     WINNER_METRICS,
@@ -481,29 +481,21 @@ def write_csv(table: pd.DataFrame, path: Path) -> None:
         table.to_csv(tmp, index=False)
 
 
-def remove_stale(folder: Path, keep: set[str]) -> None:
-    """Delete the files of `folder` (owned by the report) that this report did not write."""
-    for path in sorted(folder.iterdir()) if folder.is_dir() else ():
-        if path.is_file() and path.name not in keep:
-            path.unlink()
-
-
 def write_report(report: Report, reports_dir: str | Path) -> None:
-    """Write every file of `report` under `reports_dir`, each atomically.
+    """Build every file of `report` in a temporary directory, then swap it into `reports_dir`.
 
-    tables/, plots/ and figures/ belong to the report: files there that an older report wrote
-    and this one does not are removed, so no stale table survives a change of the report.
+    Until the new report is complete the previous one stays in place, whole; then summary.md,
+    metrics.json and each of tables/, plots/ and figures/ are replaced, so no file an older
+    report wrote in those folders survives a change of the report.
     """
-    root = Path(reports_dir)
-    for name, table in report.tables.items():
-        write_csv(table, root / TABLES_DIR / f"{name}.csv")
-    for name, table in report.plots.items():
-        write_csv(table, root / PLOTS_DIR / f"{name}.csv")
-    for name, fig in report.figures.items():
-        save_png(fig, root / FIGURES_DIR / name)
-    remove_stale(root / TABLES_DIR, {f"{name}.csv" for name in report.tables})
-    remove_stale(root / PLOTS_DIR, {f"{name}.csv" for name in report.plots})
-    remove_stale(root / FIGURES_DIR, set(report.figures))
-    write_json(report.metrics, root / METRICS_FILE)
-    with atomic_path(root / SUMMARY_FILE) as tmp:
-        tmp.write_text(report.summary)
+    with atomic_dir(reports_dir) as root:
+        for folder in (TABLES_DIR, PLOTS_DIR, FIGURES_DIR):
+            (root / folder).mkdir()
+        for name, table in report.tables.items():
+            write_csv(table, root / TABLES_DIR / f"{name}.csv")
+        for name, table in report.plots.items():
+            write_csv(table, root / PLOTS_DIR / f"{name}.csv")
+        for name, fig in report.figures.items():
+            save_png(fig, root / FIGURES_DIR / name)
+        write_json(report.metrics, root / METRICS_FILE)
+        (root / SUMMARY_FILE).write_text(report.summary)
