@@ -55,9 +55,10 @@ def dvc_calls(monkeypatch):
 
     def fake(*args: str, capture: bool = False) -> str:
         calls.append(args)
-        return "\n".join(STAGES) if args[:2] == ("stage", "list") else "storage\n"
+        return "\n".join(STAGES) if args[:2] == ("stage", "list") else ""
 
     monkeypatch.setattr(shard_module, "dvc", fake)
+    monkeypatch.setattr(shard_module, "default_remote", lambda: "storage")
     return calls
 
 
@@ -67,7 +68,6 @@ def test_a_shard_repros_its_stages_with_pull_then_pushes_them_with_the_run_cache
     mine = shard_stages(STAGES, 2, 18)
     assert dvc_calls == [
         ("stage", "list", "--name-only"),
-        ("remote", "default"),
         ("repro", "--pull", *mine),
         ("push", "--run-cache", *mine),
     ]
@@ -95,3 +95,11 @@ def test_a_bad_index_or_count_is_refused_before_any_dvc_call(dvc_calls, args, me
     assert result.exit_code == 2
     assert message in result.output
     assert dvc_calls == []
+
+
+def test_without_a_default_remote_the_shard_stops_before_running(dvc_calls, monkeypatch):
+    monkeypatch.setattr(shard_module, "default_remote", lambda: None)
+    result = CliRunner().invoke(app, ["shard", "--index", "0", "--count", "2"])
+    assert result.exit_code == 2
+    assert "error: no default DVC remote" in result.output
+    assert dvc_calls == [("stage", "list", "--name-only")]

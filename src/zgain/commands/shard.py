@@ -57,6 +57,14 @@ def dvc(*args: str, capture: bool = False) -> str:
     return done.stdout if capture else ""
 
 
+def default_remote() -> str | None:
+    """The name of the default DVC remote, None when there is none."""
+    done = subprocess.run(
+        [sys.executable, "-m", "dvc", "remote", "default"], capture_output=True, text=True
+    )
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
 def shard(
     index: Annotated[int, typer.Option(min=0, help="this worker's shard, 0 ≤ index < count")],
     count: Annotated[int, typer.Option(min=1, help="how many shards the runs are split into")],
@@ -71,6 +79,11 @@ def shard(
     print(f"shard {index} of {count}: {len(stages)} stages: {' '.join(stages) or 'none'}")
     if dry_run or not stages:
         return
-    dvc("remote", "default", capture=True)  # no default remote: stop before any work
+    if default_remote() is None:  # stop before any work that could not be shared
+        print(
+            "error: no default DVC remote to push to: add one with `dvc remote add -d NAME URL`",
+            file=sys.stderr,
+        )
+        raise typer.Exit(2)
     dvc("repro", "--pull", *stages)
     dvc("push", "--run-cache", *stages)
