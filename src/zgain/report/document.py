@@ -27,6 +27,7 @@ from zgain.report.commentary import (
     paired_sentence,
     winner_sentence,
 )
+from zgain.report.devices import mixed_devices_lines
 from zgain.report.figures import build_figures, save_png
 from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
 from zgain.report.loading import EvalResults
@@ -217,7 +218,7 @@ def summary_markdown(
     """The Markdown summary: header, tables, paired comparisons, commentary, figures, glossary."""
     n_seeds, confidence = len(results.seeds), params.report.confidence
     method = method_label(n_seeds, confidence)
-    lines = header(params, results)
+    lines = header(params, results) + mixed_devices_lines(results.runs)
     for number, spec in enumerate(SEED_TABLES, 1):
         lines += ["", f"## {spec.title}", "", caption(number, spec.title, method, spec.note), ""]
         lines.append(render_table(spec, tables[spec.name], n_seeds))

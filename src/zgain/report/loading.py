@@ -26,6 +26,7 @@ from zgain.evaluate.schema import (
     RECOVERY_KEYS,
     USAGE_KEYS,
 )
+from zgain.report.devices import DEVICE_COLUMN, device_kind
 
 EXAMPLES_FILE = "examples.parquet"
 METRICS_FILE = "metrics.json"
@@ -184,7 +185,8 @@ def load_results(
                 reference_ids = ids
             elif not np.array_equal(ids, reference_ids):
                 raise DataError(f"{where}: scores other test examples than the first run")
-            runs.append({"variant": variant, "seed": seed, **metrics})
+            device = {DEVICE_COLUMN: device_kind(where / METRICS_FILE)}
+            runs.append({"variant": variant, "seed": seed, **metrics, **device})
             positions.append(position_rows(table, variant, seed))
     frame = pd.DataFrame(runs)
     check_split_keys(frame)
