@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 from pathlib import Path
 
 import pandas as pd
@@ -134,7 +135,8 @@ def test_each_run_records_the_host_and_worker_that_produced_it(study: dict) -> N
         for seed in SEEDS:
             path = study["d"] / "data" / "eval" / variant / f"seed{seed}" / "metrics.json"
             environment = json.loads(path.read_text())["environment"]
-            assert environment["host"] and environment["worker"] is None
+            assert environment["host"] == socket.gethostname()
+            assert environment["worker"] is None  # one stage at a time: no worker pool
             assert environment["device"] == "cpu"
 
 
