@@ -70,7 +70,8 @@ class EvalResults:
     """Every listed run's evaluation outputs, in params order.
 
     runs: one row per (variant, seed): `variant`, `seed` and every number of its metrics.json
-      (NaN where null). Units as in zgain.evaluate (nats/seq unless a share or count).
+      (NaN where null), and the device kind that evaluated it (zgain.report.devices). Units as
+      in zgain.evaluate (nats/seq unless a share or count).
     positions: one row per (variant, seed, target position): `z_information_sum` (Σ i^θ_t,
       nats), `oracle_info_sum` (Σ i*_t, nats) and `n_tokens`, over the test examples long enough
       to have that position.
