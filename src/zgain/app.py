@@ -1,7 +1,8 @@
 """The `zgain` command: reports over DVC experiments (installed as a console script).
 
-The pipeline itself runs through DVC (`dvc repro`, `dvc exp run`); this command reads what the
-experiments produced. `zgain --help` lists the subcommands.
+The pipeline itself runs through DVC (`dvc repro`, `dvc exp run`); `zgain shard` runs one
+worker's share of it across machines, `zgain sweep-report` reads what the experiments produced.
+`zgain --help` lists the subcommands.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from typing import Annotated
 
 import typer
 
+from zgain.commands.shard import shard
+
 app = typer.Typer(
     help="zgain: how much a latent z tells a CVAE about y beyond x. The pipeline runs through "
-    "DVC (dvc repro, dvc exp run); these commands report on what it produced.",
+    "DVC (dvc repro, dvc exp run); these commands spread it over machines and report on what "
+    "it produced.",
     no_args_is_help=True,
     add_completion=False,
 )
@@ -22,7 +26,10 @@ app = typer.Typer(
 
 @app.callback()
 def zgain() -> None:
-    """Reports over what the DVC pipeline produced (see each command's --help)."""
+    """Tools around the zgain DVC pipeline (see each command's --help)."""
+
+
+app.command("shard")(shard)
 
 
 @app.command("sweep-report")

@@ -3,17 +3,26 @@
 Device and thread count change speed, not results, so they are not experiment params: they
 come from the environment (`ZGAIN_DEVICE`, `ZGAIN_THREADS`) or a stage's `--device` /
 `--threads` options, and every run records what it actually used (`RunEnvironment`).
+
+`ZGAIN_WORKERS=N` says that up to N stages run at once on this host (`dvc queue start -j N`):
+each stage then claims a free worker slot k in 0..N-1 (an exclusive lock on a file, released
+when the process exits), runs on `cuda:(k mod n_gpus)` when its device is `auto` and CUDA is
+present, and takes `cpus // N` threads unless told otherwise.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import math
 import os
 import re
+import socket
+import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Annotated, Any
+from pathlib import Path
+from typing import IO, Annotated, Any
 
 import torch
 import typer
@@ -22,6 +31,8 @@ from zgain.core.errors import NonFiniteLossError, ParamsError
 
 DEVICE_ENV = "ZGAIN_DEVICE"
 THREADS_ENV = "ZGAIN_THREADS"
+WORKERS_ENV = "ZGAIN_WORKERS"
+WORKER_DIR_ENV = "ZGAIN_WORKER_DIR"  # where the slot lock files live (default: a temp folder)
 AUTO = "auto"
 _DEVICE_PATTERN = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 
@@ -45,6 +56,8 @@ class RunEnvironment:
     dtype: str  # compute dtype of the forward passes: "bfloat16" under CUDA autocast
     threads: int  # torch intra-op CPU threads
     torch_version: str
+    host: str  # the machine's host name
+    worker: int | None  # slot k of ZGAIN_WORKERS concurrent workers; None outside a pool
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -55,17 +68,74 @@ def available_cpus() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def resolve_device(spec: str | None) -> torch.device:
+def resolve_workers(value: str | None = None) -> int:
+    """How many stages may run at once on this host: `value`, else `ZGAIN_WORKERS`, else 1."""
+    raw = value if value is not None else os.environ.get(WORKERS_ENV)
+    if raw is None or raw == "":
+        return 1
+    try:
+        workers = int(raw)
+    except ValueError:
+        raise ParamsError(f"workers: must be a positive integer, got {raw!r}") from None
+    if workers < 1:
+        raise ParamsError(f"workers: must be a positive integer, got {raw!r}")
+    return workers
+
+
+def worker_dir() -> Path:
+    """The folder of the slot lock files: `ZGAIN_WORKER_DIR`, else one per user in /tmp."""
+    configured = os.environ.get(WORKER_DIR_ENV)
+    if configured:
+        return Path(configured)
+    return Path(tempfile.gettempdir()) / f"zgain-workers-{os.getuid()}"
+
+
+_CLAIMED: dict[tuple[Path, int], tuple[int, IO[str]]] = {}
+
+
+def claim_worker(workers: int, directory: Path | None = None) -> int | None:
+    """This process's slot k in 0..workers-1 on this host, or None when workers is 1.
+
+    The slot is an exclusive flock on `<directory>/worker<k>.lock`, held until the process
+    exits (the OS releases it even after a crash), so stages running at once get distinct
+    slots whatever started them. More stages than slots is an error, not a wait.
+    """
+    if workers == 1:
+        return None
+    directory = directory or worker_dir()
+    held = _CLAIMED.get((directory, workers))
+    if held is not None:
+        return held[0]
+    directory.mkdir(parents=True, exist_ok=True)
+    for slot in range(workers):
+        handle = (directory / f"worker{slot}.lock").open("a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            continue
+        _CLAIMED[(directory, workers)] = (slot, handle)
+        return slot
+    raise ParamsError(
+        f"workers: all {workers} worker slots in {directory} are taken "
+        f"(more stages run at once than {WORKERS_ENV}={workers})"
+    )
+
+
+def resolve_device(spec: str | None, worker: int | None = None) -> torch.device:
     """`auto` (cuda, then mps, then cpu), `cpu`, `mps`, `cuda` or `cuda:N`; unavailable raises.
 
-    None reads `ZGAIN_DEVICE` (default auto).
+    None reads `ZGAIN_DEVICE` (default auto). With a worker slot k, `auto` on CUDA is
+    `cuda:(k mod visible GPUs)`: workers take the GPUs round-robin.
     """
     spec = (spec or os.environ.get(DEVICE_ENV) or AUTO).strip()
     if not _DEVICE_PATTERN.match(spec):
         raise ParamsError(f"device: must be auto, cpu, mps, cuda or cuda:N, got {spec!r}")
     if spec == AUTO:
         if torch.cuda.is_available():
-            return torch.device("cuda")
+            if worker is None:
+                return torch.device("cuda")
+            return torch.device("cuda", worker % torch.cuda.device_count())
         if torch.backends.mps.is_available():
             return torch.device("mps")
         return torch.device("cpu")
@@ -83,11 +153,12 @@ def resolve_device(spec: str | None) -> torch.device:
     return device
 
 
-def resolve_threads(value: int | str | None) -> int:
-    """Torch CPU threads: the value given, else `ZGAIN_THREADS`, else every available CPU."""
+def resolve_threads(value: int | str | None, workers: int = 1) -> int:
+    """Torch CPU threads: the value given, else `ZGAIN_THREADS`, else a fair share of the
+    available CPUs among `workers` concurrent workers (at least 1)."""
     raw = value if value is not None else os.environ.get(THREADS_ENV)
     if raw is None or raw == "":
-        return available_cpus()
+        return max(1, available_cpus() // workers)
     try:
         threads = int(raw)
     except ValueError:
@@ -107,14 +178,20 @@ def autocast_context(device: torch.device) -> contextlib.AbstractContextManager[
 def setup_torch(
     seed: int, *, device: str | None = None, threads: int | None = None
 ) -> tuple[torch.device, RunEnvironment]:
-    """Seed torch, fix its thread count, pick the device; returns it and what was used."""
-    n_threads = resolve_threads(threads)
+    """Seed torch, fix its thread count, pick the device; returns it and what was used.
+
+    Under `ZGAIN_WORKERS` it first claims this process's worker slot (see `claim_worker`).
+    """
+    workers = resolve_workers()
+    n_threads = resolve_threads(threads, workers)
+    worker = claim_worker(workers)
     torch.set_num_threads(n_threads)
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True, warn_only=True)
-    chosen = resolve_device(device)
+    chosen = resolve_device(device, worker)
     dtype = "bfloat16" if chosen.type == "cuda" else "float32"
-    return chosen, RunEnvironment(str(chosen), dtype, n_threads, torch.__version__)
+    host = socket.gethostname()
+    return chosen, RunEnvironment(str(chosen), dtype, n_threads, torch.__version__, host, worker)
 
 
 def check_finite(step: int, terms: Mapping[str, float]) -> None:

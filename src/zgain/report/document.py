@@ -27,6 +27,7 @@ from zgain.report.commentary import (
     paired_sentence,
     winner_sentence,
 )
+from zgain.report.devices import mixed_devices_lines
 from zgain.report.figures import build_figures, save_png
 from zgain.report.frontier import (
     RATE_TOLERANCE,
@@ -378,6 +379,7 @@ def summary_markdown(
     n_seeds, confidence = len(results.seeds), params.report.confidence
     method = method_label(n_seeds, confidence)
     lines = header(params, results, list(by_rate))
+    lines += mixed_devices_lines(all_runs(by_rate))
     check = rate_check_section(tables[RATE_CHECK_TABLE], tables[FRONTIER_TABLE], method, 1)
     number = 2 if check else 1
     lines += ["", *check, "", "## Gain decomposition at each target rate"]
@@ -409,6 +411,12 @@ def summary_markdown(
     lines += figure_section(figures, n_seeds, confidence)
     lines += ["## Glossary", "", SYMBOLS, "", *glossary_lines(glossary_names())]
     return "\n".join(lines) + "\n"
+
+
+def all_runs(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:
+    """Every listed run's metrics at every rate, with its `rate`."""
+    frames = [results.runs.assign(rate=rate) for rate, results in by_rate.items()]
+    return pd.concat(frames, ignore_index=True)
 
 
 def runs_table(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:

@@ -26,6 +26,7 @@ from zgain.evaluate.schema import (
     RECOVERY_KEYS,
     USAGE_KEYS,
 )
+from zgain.report.devices import DEVICE_COLUMN, device_kind
 
 EXAMPLES_FILE = "examples.parquet"
 METRICS_FILE = "metrics.json"
@@ -69,7 +70,8 @@ class EvalResults:
     """Every listed run's evaluation outputs at one target rate, in params order.
 
     runs: one row per (variant, seed): `variant`, `seed` and every number of its metrics.json
-      (NaN where null). Units as in zgain.evaluate (nats/seq unless a share or count).
+      (NaN where null), and the device kind that evaluated it (zgain.report.devices). Units as
+      in zgain.evaluate (nats/seq unless a share or count).
     positions: one row per (variant, seed, target position): `z_information_sum` (Σ i^θ_t,
       nats), `oracle_info_sum` (Σ i*_t, nats) and `n_tokens`, over the test examples long enough
       to have that position.
@@ -191,7 +193,8 @@ def load_results(
                 reference_ids = ids
             elif not np.array_equal(ids, reference_ids):
                 raise DataError(f"{where}: scores other test examples than the first run")
-            runs.append({"variant": variant, "seed": seed, **metrics})
+            device = {DEVICE_COLUMN: device_kind(where / METRICS_FILE)}
+            runs.append({"variant": variant, "seed": seed, **metrics, **device})
             positions.append(position_rows(table, variant, seed))
     frame = pd.DataFrame(runs)
     check_split_keys(frame)

@@ -1,0 +1,1 @@
+"""Commands of the `zgain` command line (`zgain.app`), one module each."""
