@@ -571,5 +571,5 @@ def test_rate_target_bounds_must_be_ordered(default_params_raw: dict) -> None:
 def test_rate_lookup_returns_the_listed_rate_or_names_the_list(default_params_raw: dict) -> None:
     params = parse_params(default_params_raw)
     assert params.cvae.rate(1.0) == 1.0
-    with pytest.raises(ParamsError, match=re.escape("cvae.rates: no rate 0.3 (listed: 0.25")):
+    with pytest.raises(ParamsError, match=re.escape("cvae.rates: no rate 0.3 (listed: 0.5, 1.0)")):
         params.cvae.rate(0.3)
