@@ -24,7 +24,7 @@ test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q
 
 bench: $(STAMP)
-	$(VENV)/bin/python -m bench.run_all $(if $(BENCH_DAG_REPO),--dag-repo $(BENCH_DAG_REPO))
+	$(VENV)/bin/python -u -m bench.run_all $(if $(BENCH_DAG_REPO),--dag-repo $(BENCH_DAG_REPO))
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

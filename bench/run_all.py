@@ -2,8 +2,10 @@
 
     python -m bench.run_all [--dag-repo PATH] [--out bench/results.md]
 
-`make bench` runs this. --dag-repo names a checkout holding a completed, up-to-date run of the
-default DAG for benchmark 6; without it a tiny-profile DAG is built and measured instead.
+`make bench` runs this. Torch threads come from ZGAIN_THREADS (default: every available
+CPU), as in the stages; the stage processes of benchmark 5 inherit it. --dag-repo names a
+checkout holding a completed, up-to-date run of the default DAG for benchmark 6; without it
+a tiny-profile DAG is built and measured instead.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ import time  # noqa: E402
 from datetime import UTC, datetime  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import torch  # noqa: E402
 import yaml  # noqa: E402
 
 from bench import bench_dag, bench_evaluate, bench_memory, bench_scaling, bench_train  # noqa: E402
 from bench.timing import Section, machine  # noqa: E402
 from bench.workload import params_with, raw_params, workload  # noqa: E402
+from zgain.core.environment import resolve_threads  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -64,6 +68,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
     args = parser.parse_args()
     start = time.perf_counter()
+    torch.set_num_threads(resolve_threads(None))  # ZGAIN_THREADS, as the stages read it
     raw = raw_params()
     params = params_with(raw)
     work = workload(params, bench_train.Sizes().n_examples)

@@ -107,8 +107,8 @@ def test_scaling_benchmark_fits_one_exponent_per_sweep(tiny_work, tiny_raw) -> N
 def test_memory_benchmark_measures_each_stage_process(tiny_raw) -> None:
     raw = merge(tiny_raw, {"data": {"n_train": 200, "n_test": 40}})
     section, figures = bench_memory.measure(raw, bench_memory.Sizes(test_factor=2))
-    for key in ("train_cvae_default", "train_cvae_4x", "evaluate_default", "evaluate_4x"):
+    for key in ("train_cvae_small", "train_cvae_large", "evaluate_small", "evaluate_large"):
         assert 50 < figures[key] < 10_000  # MiB: a Python process with torch loaded
     assert figures["evaluate_growth"] == pytest.approx(
-        figures["evaluate_4x"] / figures["evaluate_default"] - 1
+        figures["evaluate_large"] / figures["evaluate_small"] - 1
     )
