@@ -14,7 +14,6 @@ its peak does not grow with further steps.
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,8 +58,8 @@ def prepare(root: Path, raw: dict, base_path: Path) -> Path:
 
 def stage_rss(root: Path, stage: str) -> float:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TQDM_DISABLE": "1"}
-    args = [sys.executable, "-m", f"stages.{stage}", "--variant", VARIANT, "--seed", "0"]
-    return peak_rss_mib(args, cwd=str(root), env=env)
+    args = ["--variant", VARIANT, "--seed", "0"]
+    return peak_rss_mib(f"stages.{stage}", args, cwd=str(root), env=env)
 
 
 def measure(raw: dict, sizes: Sizes) -> tuple[Section, dict[str, float]]:
@@ -100,7 +99,7 @@ def measure(raw: dict, sizes: Sizes) -> tuple[Section, dict[str, float]]:
         [
             f"Default params otherwise (n_train {raw['data']['n_train']}, evaluation K = "
             f"{raw['evaluate']['iw_samples']}, batch {raw['evaluate']['batch_size']}); "
-            f"train_cvae ran {common['val_every']} steps. Peak RSS from wait4 of each process."
+            f"train_cvae ran {common['val_every']} steps. Peak RSS = the stage process's own VmHWM."
         ],
     )
     return section, out | {"evaluate_growth": growth}

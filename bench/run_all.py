@@ -62,11 +62,33 @@ def dag_section(repo: Path | None, train_step: float, default_common) -> Section
     return section
 
 
+def replace_section(text: str, section: Section) -> str:
+    """results.md with the section of the same number replaced, and a line saying so."""
+    number = section.title.split(".")[0]
+    parts = text.split("\n## ")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    parts[0] += f"Benchmark {number} was rerun alone at {stamp} (`--only {number}`).\n"
+    for i, part in enumerate(parts[1:], start=1):
+        if part.startswith(f"{number}."):
+            parts[i] = section.markdown().removeprefix("## ")
+    return "\n## ".join(parts)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dag-repo", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
+    parser.add_argument(
+        "--only", type=int, default=None, help="rerun benchmark 5 alone and replace its section"
+    )
     args = parser.parse_args()
+    if args.only == 5:
+        torch.set_num_threads(resolve_threads(None))
+        section = bench_memory.measure(raw_params(), bench_memory.Sizes())[0]
+        section.print()
+        args.out.write_text(replace_section(args.out.read_text(), section))
+        print(f"updated {args.out}")
+        return
     start = time.perf_counter()
     torch.set_num_threads(resolve_threads(None))  # ZGAIN_THREADS, as the stages read it
     raw = raw_params()

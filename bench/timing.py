@@ -11,9 +11,12 @@ import os
 import platform
 import statistics
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -57,20 +60,19 @@ def loglog_slope(sizes: Sequence[float], seconds: Sequence[float]) -> float:
     return float(np.polyfit(x, y, 1)[0])
 
 
-def peak_rss_mib(args: Sequence[str], *, cwd: str | None = None, env=None) -> float:
-    """Run a command to completion and return its peak resident set size in MiB.
+def peak_rss_mib(module: str, args: Sequence[str], *, cwd: str | None = None, env=None) -> float:
+    """Run `python -m module args` to completion and return its peak resident set size in MiB.
 
-    The peak comes from wait4's rusage of that one child (ru_maxrss, KiB on Linux).
+    The peak is the process's own VmHWM (see bench/hwm.py); ru_maxrss of a forked child would
+    also count this (large) process's memory at fork time.
     """
-    child = subprocess.Popen(
-        list(args), cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)} failed ({child.returncode}): {child.stderr.read()}")
-    child.stderr.close()
-    return usage.ru_maxrss / 1024
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "peak"
+        command = [sys.executable, "-m", "bench.hwm", str(out), module, *args]
+        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"{module} {' '.join(args)} failed: {done.stderr[-2000:]}")
+        return int(out.read_text()) / 1024
 
 
 def machine() -> list[str]:
