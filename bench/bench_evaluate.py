@@ -162,7 +162,7 @@ def measure(work: Workload, sizes: Sizes, train_step_seconds: float) -> tuple[Se
             Row("examples/s, batched over samples", f"{n / bl['batched']:.1f}"),
             Row("examples/s, one sample per decoder pass", f"{n / bl['looped']:.1f}"),
             Row("speed-up of batching", f"{speed:.2f}×", "> 1", speed > 1),
-            Row("max |ΔM| batched vs looped (nats)", f"{bl['max_abs_diff']:.1e}"),
+            Row("max abs ΔM, batched vs looped (nats)", f"{bl['max_abs_diff']:.1e}"),
             Row("share of a default run's wall time in evaluation (estimate)", f"{share:.0%}"),
         ],
         [
