@@ -1,12 +1,13 @@
-# Two entry points: `make repro` (run the DAG) and `make test` (run the suite).
-# Both create .venv and install requirements.lock, skipping the install while the
+# Entry points: `make repro` (run the DAG), `make test` (run the suite) and `make bench`
+# (the benchmarks, writing bench/results.md; BENCH_DAG_REPO=path times a completed default run).
+# Each creates .venv and install requirements.lock, skipping the install while the
 # lock file is unchanged since the last one (.venv/.installed is newer than it).
 PYTHON ?= python3.11
 VENV := .venv
 STAMP := $(VENV)/.installed
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install repro test lint clean
+.PHONY: install repro test bench lint clean
 
 install: $(STAMP)
 
@@ -21,6 +22,9 @@ repro: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q
+
+bench: $(STAMP)
+	$(VENV)/bin/python -u -m bench.run_all $(if $(BENCH_DAG_REPO),--dag-repo $(BENCH_DAG_REPO))
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

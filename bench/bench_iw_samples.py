@@ -32,6 +32,7 @@ SAMPLES = (32, 64, 128, 256)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", default="token_sum")
+    parser.add_argument("--rate", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
@@ -41,7 +42,9 @@ def main() -> None:
     split, batch = load_packed(params.paths.synthetic_dir, "test", world)
     frozen = load_frozen(params.paths, split, world.n_targets)
     base = frozen.sequence_surprisal
-    model, _ = load_cvae(run_dir(params.paths.cvae_dir, args.variant, args.seed).with_suffix(".pt"))
+    model, _ = load_cvae(
+        run_dir(params.paths.cvae_dir, args.variant, args.rate, args.seed).with_suffix(".pt")
+    )
     print(f"{args.variant} seed {args.seed}, n_test = {len(split)}, {env.threads} threads")
     print("K     mean I    MC se(I)  ex. se(I)  mean Gm    MC se(Gm)  seconds")
     for k in SAMPLES:

@@ -37,6 +37,20 @@ def test_repro_builds_everything_then_is_clean(repo: Path) -> None:
     commit(repo, "baseline run")
 
 
+def test_dag_benchmark_times_the_up_to_date_repo(repo: Path) -> None:
+    from bench import bench_dag
+
+    sizes = bench_dag.Sizes(repeats=1, warmup=0)
+    _, figures = bench_dag.measure(repo, sizes, train_step_seconds=0.01)
+    modules = bench_dag.stage_modules(repo)
+    assert modules["train_cvae"] == 4 and modules["evaluate"] == 4
+    expected = sum(figures[m] * count for m, count in modules.items())
+    assert figures["imports"] == pytest.approx(expected)
+    assert all(figures[k] > 0 for k in ("status", "repro", "startup", "load"))
+    assert 0 < figures["share"] < 1
+    assert ran_stages(sh(repo, "dvc", "repro")) == set()  # timing left the run up to date
+
+
 def changed_stages(repo: Path) -> set[str]:
     """The stages `dvc status` reports as changed (before anything reruns)."""
     return set(json.loads(sh(repo, "dvc", "status", "--json")))

@@ -12,6 +12,7 @@ import pytest
 import torch
 from conftest import make_small_base, random_batch
 
+from zgain.cvae import marginal
 from zgain.cvae.marginal import gaussian_log_density, mixture_marginal
 from zgain.cvae.model import CVAE
 from zgain.evaluate.decomposition import decomposition
@@ -53,6 +54,18 @@ def test_a_decoder_that_ignores_z_has_m_equal_to_l_and_no_z_information() -> Non
     np.testing.assert_allclose(scores.nll_marginal, scores.nll_post, rtol=0, atol=1e-9)
     np.testing.assert_allclose(scores.token_nll_marginal, scores.token_nll_post, rtol=0, atol=1e-9)
     assert np.all(scores.kl > 0.01)  # q and p differ: the equality is not a trivial one
+
+
+@pytest.mark.parametrize("per_pass", [1, 7, 10_000])
+def test_decoding_the_samples_in_groups_gives_the_same_values(monkeypatch, per_pass) -> None:
+    model = _cvae(z_weight=1.0)
+    monkeypatch.setattr(marginal, "DECODE_SEQUENCES", 10**9)
+    whole, _ = _scores(model)
+    monkeypatch.setattr(marginal, "DECODE_SEQUENCES", per_pass)  # 1 sample, 1-2 samples, all
+    grouped, _ = _scores(model)
+    # Every sequence is scored alone; only float32 rounding of very small passes may differ.
+    for name, value in whole._asdict().items():
+        np.testing.assert_allclose(getattr(grouped, name), value, rtol=0, atol=1e-6, err_msg=name)
 
 
 def test_per_token_marginals_sum_to_m() -> None:

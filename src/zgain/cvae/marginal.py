@@ -58,8 +58,26 @@ def mixture_marginal(
     return -prefix[:, -1], shifted - prefix
 
 
+DECODE_SEQUENCES = 1024
+"""Most sequences (examples × samples) per decoder pass; speed only. One pass over all B·K
+sequences (8192 at K = 256) runs slower on a CPU than passes of about a thousand, whose
+activations stay in cache (bench/results.md, benchmark 3); each sequence is scored alone, so
+the values are the same."""
+
+
 def token_logp(model: CVAE, part: SeqBatch, z: Tensor, max_x_len: int) -> Tensor:
-    """log p(y_t | y_<t, x, z) for every sample: z (B, n, D) -> (B, n, T) float64, 0 off mask."""
+    """log p(y_t | y_<t, x, z) for every sample: z (B, n, D) -> (B, n, T) float64, 0 off mask.
+
+    The samples go through the decoder in groups of at most DECODE_SEQUENCES sequences.
+    """
+    step = max(1, DECODE_SEQUENCES // z.shape[0])
+    if step >= z.shape[1]:
+        return _decode_logp(model, part, z, max_x_len)
+    groups = [z[:, k : k + step] for k in range(0, z.shape[1], step)]
+    return torch.cat([_decode_logp(model, part, g, max_x_len) for g in groups], dim=1)
+
+
+def _decode_logp(model: CVAE, part: SeqBatch, z: Tensor, max_x_len: int) -> Tensor:
     b, n, _ = z.shape
     inputs = part.decoder_input.repeat_interleave(n, dim=0)  # (B·n, X+T)
     targets = part.targets.repeat_interleave(n, dim=0)

@@ -21,8 +21,10 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-MI_MEMORY_BUDGET_BYTES: int = 256 * 2**20
-"""Largest (chunk, N, D) float64 block the MI estimator materializes at once."""
+MI_MEMORY_BUDGET_BYTES: int = 16 * 2**20
+"""Largest (chunk, N, D) float64 block the MI estimator materializes at once; speed and memory
+only (each row is reduced alone). At 256 MiB the evaluate stage's peak RSS grew by 150 MiB
+from n_test 500 to 2000 (bench/results.md, benchmark 5), the blocks and their temporaries."""
 
 COLLAPSE_VARIANCE: float = 1e-12
 """Total feature variance below which a posterior counts as collapsed (one point)."""

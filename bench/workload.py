@@ -1,0 +1,88 @@
+"""The inputs the benchmarks time: params (default or a profile), a sampled world, models.
+
+Nothing here reads pipeline outputs: worlds are sampled, the base LM is freshly initialized
+(costs do not depend on the weights) and its surprisal table is computed by the same
+`score_tokens` the surprisal stage uses.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import yaml
+
+from zgain.base.model import BaseLM
+from zgain.base.surprisal import score_tokens
+from zgain.core.sequences import SeqBatch
+from zgain.cvae.model import CVAE
+from zgain.cvae.objective import Objective
+from zgain.params import Params, parse_params
+from zgain.world.packed import pack_split
+from zgain.world.synthetic import World, sample
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+VARIANT = "token_share_cc"
+"""The variant every training benchmark runs (the one the design was chosen for)."""
+
+
+def merge(base: dict, overrides: dict) -> dict:
+    """`base` with `overrides` applied recursively; `variants` and lists are replaced whole."""
+    out = copy.deepcopy(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "variants":
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def raw_params(profile: dict | None = None) -> dict:
+    """params.yaml as plain Python, with a profile (e.g. the tiny test profile) merged in."""
+    raw = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
+    return merge(raw, profile) if profile else raw
+
+
+def params_with(raw: dict, **overrides: dict) -> Params:
+    """Validated params from `raw` with block overrides, e.g. params_with(raw, data={...})."""
+    return parse_params(merge(raw, overrides))
+
+
+@dataclass
+class Workload:
+    """A world, n packed examples, a fresh base LM and its surprisal of those examples."""
+
+    params: Params
+    world: World
+    batch: SeqBatch
+    base: BaseLM
+    surprisal: torch.Tensor  # (N, T) float32, what the surprisal stage would have written
+
+    @property
+    def max_x_len(self) -> int:
+        return self.world.max_x_len
+
+    def cvae(self) -> CVAE:
+        """A CVAE on a copy of the base, initialized as the train_cvae stage does."""
+        return CVAE(self.base, self.params.cvae.common.model)
+
+    def objective(self, variant: str = VARIANT) -> Objective:
+        normalizer = float(self.surprisal[self.batch.mask].mean())
+        cvae = self.params.cvae
+        return Objective(cvae.common, cvae.variant(variant), normalizer, cvae.rates[0])
+
+
+def workload(params: Params, n: int, seed: int = 0) -> Workload:
+    """Sample n examples of params' world and score them with a fresh base LM."""
+    world = World.from_params(params.data)
+    drawn = sample(world, n, np.random.default_rng(seed))
+    batch = pack_split(drawn, world)
+    torch.manual_seed(seed)
+    base = BaseLM(params.base.model, world.vocab, world.max_len)
+    surprisal = score_tokens(
+        base, batch, max_x_len=world.max_x_len, batch_size=512, device=torch.device("cpu")
+    )
+    return Workload(params, world, batch, base, surprisal)

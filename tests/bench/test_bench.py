@@ -1,0 +1,114 @@
+"""Smoke tests of the benchmark suite at tiny sizes: each benchmark runs and returns sane numbers.
+
+No timing is asserted: only that the figures are what the benchmark says they are.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import yaml
+from conftest import REPO_ROOT
+
+from bench import bench_evaluate, bench_memory, bench_scaling, bench_train
+from bench.timing import Section, interleaved, loglog_slope
+from bench.workload import merge, params_with, raw_params, workload
+from zgain.cvae.terms import TERMS, TermBatch
+from zgain.params import UnifiedParams
+
+TINY = yaml.safe_load((REPO_ROOT / "tests" / "tiny_profile.yaml").read_text())
+
+
+def positive(value: float) -> bool:
+    return math.isfinite(value) and value > 0
+
+
+@pytest.fixture(scope="module")
+def tiny_raw() -> dict:
+    return raw_params(TINY)
+
+
+@pytest.fixture(scope="module")
+def tiny_work(tiny_raw):
+    return workload(params_with(tiny_raw), 256)
+
+
+def test_loglog_slope_recovers_the_exponent_of_a_power_law() -> None:
+    sizes = [10, 20, 40, 80]
+    assert loglog_slope(sizes, [3.0 * s**1.5 for s in sizes]) == pytest.approx(1.5)
+    assert loglog_slope([1, 2], [5.0, 5.0]) == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match=">= 2 matching points"):
+        loglog_slope([1], [1.0])
+    with pytest.raises(ValueError, match="> 0"):
+        loglog_slope([1, 2], [0.0, 1.0])
+
+
+def test_interleaved_rotates_the_order_and_times_every_repeat() -> None:
+    calls: list[str] = []
+    times = interleaved({n: (lambda n=n: calls.append(n)) for n in "abc"}, repeats=3, warmup=1)
+    assert calls == list("abcabcbcacab")
+    assert {n: len(t) for n, t in times.items()} == {"a": 3, "b": 3, "c": 3}
+    assert all(t >= 0 for ts in times.values() for t in ts)
+
+
+def test_bare_cc_loss_equals_the_registered_term(tiny_work) -> None:
+    nll = torch.rand(tiny_work.surprisal.shape, generator=torch.Generator().manual_seed(0))
+    mask, b = tiny_work.batch.mask, tiny_work.surprisal
+    expected = TERMS["cc"](TermBatch(nll, b, mask, 1.3, 1e-3, UnifiedParams()))
+    assert bench_train.cc_recon(nll, b, mask, 1.3, 1e-3).item() == pytest.approx(expected.item())
+
+
+def test_training_benchmarks_return_finite_ratios(tiny_work) -> None:
+    sizes = bench_train.Sizes(n_examples=256, steps=2, repeats=1, trainer_repeats=1)
+    first, second, figures = bench_train.measure(tiny_work, sizes)
+    assert positive(figures["ratio"]) and positive(figures["speed"])
+    # (step + forward) / step with both times > 0
+    expected = (figures["table"] + figures["base"]) / figures["table"]
+    assert figures["bound"] == pytest.approx(expected) and figures["bound"] > 1
+    p = tiny_work.params
+    runs = len(p.cvae.variants) * len(p.cvae.seeds)
+    online = runs * p.cvae.common.steps * p.cvae.common.batch_size / p.data.n_train
+    assert bench_train.study_forwards(tiny_work) == (1.0, pytest.approx(online))
+    assert "≥ 0.95" in first.markdown() and "≥ 0.95" in second.markdown()
+
+
+def test_evaluation_benchmark_loops_to_the_same_scores(tiny_work) -> None:
+    sizes = bench_evaluate.Sizes(n_examples=8, iw_samples=8, repeats=1, unit_examples=4)
+    section, figures = bench_evaluate.measure(tiny_work, sizes, train_step_seconds=0.01)
+    assert figures["max_abs_diff"] < 1e-9  # the loop computes exactly what the batch does
+    assert positive(figures["speed"])
+    assert 0 < figures["share"] < 1
+    parts = ("generate", "train_base", "surprisal", "train_cvae", "evaluate")
+    assert figures["share"] == pytest.approx(figures["evaluate"] / sum(figures[k] for k in parts))
+    assert isinstance(section, Section)
+
+
+def test_scaling_benchmark_fits_one_exponent_per_sweep(tiny_work, tiny_raw) -> None:
+    sizes = bench_scaling.Sizes(
+        batch_sizes=(8, 16),
+        length_max=(2, 4),
+        train_examples=64,
+        steps=1,
+        iw_samples=(2, 4),
+        k_examples=4,
+        n_test=(4, 8),
+        n_test_k=2,
+        generate_n=(50, 100),
+        repeats=1,
+    )
+    section, exponents = bench_scaling.measure(tiny_work, tiny_raw, sizes)
+    assert len(exponents) == 5 and all(np.isfinite(list(exponents.values())))
+    assert len(section.rows) == 5
+
+
+def test_memory_benchmark_measures_each_stage_process(tiny_raw) -> None:
+    raw = merge(tiny_raw, {"data": {"n_train": 200, "n_test": 40}})
+    section, figures = bench_memory.measure(raw, bench_memory.Sizes(test_factor=2))
+    for key in ("train_cvae_small", "train_cvae_large", "evaluate_small", "evaluate_large"):
+        assert 50 < figures[key] < 10_000  # MiB: a Python process with torch loaded
+    assert figures["evaluate_growth"] == pytest.approx(
+        figures["evaluate_large"] / figures["evaluate_small"] - 1
+    )
