@@ -56,19 +56,22 @@ def family_figure(points: pd.DataFrame, named: pd.DataFrame) -> Figure:
         for (g, a), value in np.ndenumerate(grid):
             if math.isfinite(value):
                 ax.text(a, g, f"{value:.3f}", ha="center", va="center", color="white", fontsize=8)
+        marks: dict[tuple[int, int], list[str]] = {}
         for _, n in named.iterrows():
             if n["alpha"] in alphas and n["gamma"] in gammas:
-                x, y = alphas.index(n["alpha"]), gammas.index(n["gamma"])
-                ax.annotate(
-                    f"{n['variant']} {n[metric]:.3f}",
-                    (x, y),
-                    xytext=(0, 10 + 9 * (named.index.get_loc(_) % 3)),
-                    textcoords="offset points",
-                    ha="center",
-                    fontsize=7,
-                    color="black",
-                    bbox={"boxstyle": "round", "fc": "white", "alpha": 0.8},
-                )
+                cell = (alphas.index(n["alpha"]), gammas.index(n["gamma"]))
+                marks.setdefault(cell, []).append(f"{n['variant']} {n[metric]:.3f}")
+        for (x, y), labels in marks.items():
+            ax.text(
+                x,
+                y - 0.42,
+                "\n".join(labels),
+                ha="center",
+                va="bottom",
+                fontsize=6,
+                color="black",
+                bbox={"boxstyle": "round", "fc": "white", "alpha": 0.8},
+            )
         ax.set_xticks(range(len(alphas)), [f"{a:g}" for a in alphas])
         ax.set_yticks(range(len(gammas)), [f"{g:g}" for g in gammas])
         ax.set(xlabel="α (token weights ∝ (b_t + ε)^α)", ylabel="γ (example weights (b_i + ε)^−γ)")
