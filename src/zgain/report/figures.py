@@ -127,7 +127,7 @@ def frontier_figure(
         for variant in variants:
             runs = points[points["variant"] == variant]
             means = runs.groupby("rate", sort=True)[["kl", metric]].mean()
-            ax.plot(means["kl"], means[metric], color=palette[variant], label=variant)
+            ax.plot(means["kl"], means[metric], color=palette[variant])
             for _, run in runs.iterrows():
                 ax.scatter(
                     run["kl"],
@@ -155,7 +155,8 @@ def frontier_figure(
         Line2D([], [], color="grey", marker=markers[s], linestyle="", label=f"seed {s}")
         for s in seeds
     ]
-    axes[0].legend(handles=handles, fontsize="small", loc="best")
+    references = axes[0].get_legend_handles_labels()[0]  # the oracle's I*
+    axes[0].legend(handles=handles + references, fontsize="small", loc="best")
     for ax in axes[1:]:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize="small", loc="best")
