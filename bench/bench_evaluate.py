@@ -137,7 +137,7 @@ def run_shares(work: Workload, sizes: Sizes, train_step_seconds: float) -> dict[
             sizes.repeats,
         ).items()
     }
-    runs = len(p.cvae.variants) * len(p.cvae.seeds)
+    runs = len(p.cvae.variants) * len(p.cvae.rates) * len(p.cvae.seeds)
     total_examples = sum(p.data.sizes().values())
     return {
         "generate": unit["generate"] / (8 * m) * total_examples,

@@ -181,7 +181,7 @@ def trainer_vs_bare(work: Workload, sizes: Sizes) -> dict[str, float]:
 def study_forwards(work: Workload) -> tuple[float, float]:
     """Base forwards per train example over the study: precomputed vs on the fly."""
     cvae, data = work.params.cvae, work.params.data
-    runs = len(cvae.variants) * len(cvae.seeds)
+    runs = len(cvae.variants) * len(cvae.rates) * len(cvae.seeds)
     epochs = cvae.common.steps * cvae.common.batch_size / data.n_train
     return 1.0, runs * epochs
 
@@ -219,7 +219,7 @@ def measure(work: Workload, sizes: Sizes) -> tuple[Section, Section, dict[str, f
         [
             f"Median of {sizes.repeats} interleaved blocks of {sizes.steps} steps each; the "
             "on-the-fly forward runs under no_grad in eval mode, as the surprisal stage does. "
-            "On the fly = runs (variants × seeds) × epochs (steps × batch / n_train); the "
+            "On the fly = runs (variants × rates × seeds) × epochs (steps × batch / n_train); the "
             "precomputed table also costs one forward per val/test example, once."
         ],
     )

@@ -69,7 +69,7 @@ def test_training_benchmarks_return_finite_ratios(tiny_work) -> None:
     expected = (figures["table"] + figures["base"]) / figures["table"]
     assert figures["bound"] == pytest.approx(expected) and figures["bound"] > 1
     p = tiny_work.params
-    runs = len(p.cvae.variants) * len(p.cvae.seeds)
+    runs = len(p.cvae.variants) * len(p.cvae.rates) * len(p.cvae.seeds)  # every training run
     online = runs * p.cvae.common.steps * p.cvae.common.batch_size / p.data.n_train
     assert bench_train.study_forwards(tiny_work) == (1.0, pytest.approx(online))
     assert "≥ 0.95" in first.markdown() and "≥ 0.95" in second.markdown()
