@@ -62,7 +62,7 @@ def test_default_params_load(default_params_raw: dict) -> None:
     assert list(params.cvae.variants) == VARIANTS.split(", ")
     assert params.cvae.variant("token_sum").weights == {"sum": 1.0}
     assert params.cvae.variants["token_sum"].beta is None
-    assert params.cvae.variant("token_sum").beta == params.cvae.common.beta  # resolved
+    assert params.cvae.variant("token_sum").beta == params.cvae.default_beta  # resolved
     assert params.report.baseline_variant in params.cvae.variants
     raw_data = default_params_raw["data"]
     assert params.data.sizes() == {s: raw_data[f"n_{s}"] for s in ("train", "val", "test")}
@@ -566,6 +566,38 @@ def test_a_fixed_beta_schedule_takes_one_rate(default_params_raw: dict) -> None:
 def test_rate_target_bounds_must_be_ordered(default_params_raw: dict) -> None:
     raw = edit(default_params_raw, "cvae.common.rate_target.beta_min", 20.0)
     fails_with(raw, "cvae.common.rate_target.beta_max: must exceed beta_min (20.0), got 10.0")
+
+
+def test_rate_target_initial_beta_must_lie_within_its_bounds(default_params_raw: dict) -> None:
+    raw = edit(default_params_raw, "cvae.common.rate_target.beta_init", 20.0)
+    fails_with(
+        raw,
+        "cvae.common.rate_target.beta_init: must lie in [beta_min, beta_max] = [0.0001, 10.0], "
+        "got 20.0",
+    )
+
+
+def test_rate_target_warmup_cannot_outlast_training(default_params_raw: dict) -> None:
+    raw = edit(default_params_raw, "cvae.common.rate_target.warmup_steps", 601)
+    fails_with(
+        raw, "cvae.common.rate_target.warmup_steps: must be <= cvae.common.steps (600), got 601"
+    )
+
+
+def test_a_variant_without_beta_starts_from_the_schedules_own_default(
+    default_params_raw: dict,
+) -> None:
+    """Under rate_target a variant's β is the controller's start, rate_target.beta_init; under a
+    fixed schedule it is cvae.common.beta; a variant's own beta overrides either."""
+    raw = edit(default_params_raw, "cvae.common.rate_target.beta_init", 0.03)
+    raw = edit(raw, "cvae.variants.token_sum.beta", 0.5)
+    targeted = parse_params(raw).cvae
+    assert targeted.variant("token_mean").beta == 0.03
+    assert targeted.variant("token_sum").beta == 0.5
+    raw = edit(edit(raw, "cvae.common.beta_schedule", "constant"), "cvae.rates", [1.0])
+    fixed = parse_params(raw).cvae
+    assert fixed.variant("token_mean").beta == fixed.common.beta == 0.2
+    assert fixed.variant("token_sum").beta == 0.5
 
 
 def test_rate_lookup_returns_the_listed_rate_or_names_the_list(default_params_raw: dict) -> None:

@@ -243,18 +243,24 @@ class RateTargetParams(Block):
 
     After the warm-up, every step: KL_ema ← ema·KL_ema + (1 − ema)·KL_batch, then
     log β ← log β + eta·(KL_ema − C), clamped to [log beta_min, log beta_max]. β starts at
-    cvae.common.beta (reached by the linear warm-up); C is the run's entry of cvae.rates.
+    beta_init (a variant's own `beta` overrides it), reached by a linear ramp over
+    warmup_steps; C is the run's entry of cvae.rates.
     """
 
     eta: PositiveFloat  # dual step size on log β, per nat of KL excess
     ema: Annotated[StrictFloat, _rule(lambda v: 0.0 <= v < 1.0, "must be in [0, 1)")]
+    beta_init: PositiveFloat  # the initial multiplier, in [beta_min, beta_max]
     beta_min: PositiveFloat
     beta_max: PositiveFloat
+    warmup_steps: NonNegativeInt  # steps of the 0 -> beta_init ramp (multiplier held); 0: none
 
     @model_validator(mode="after")
     def _ordered(self) -> RateTargetParams:
         if self.beta_min >= self.beta_max:
             raise _fail("beta_max", f"must exceed beta_min ({self.beta_min})", self.beta_max)
+        if not self.beta_min <= self.beta_init <= self.beta_max:
+            rule = f"must lie in [beta_min, beta_max] = [{self.beta_min}, {self.beta_max}]"
+            raise _fail("beta_init", rule, self.beta_init)
         return self
 
 
@@ -268,10 +274,10 @@ class CommonCVAEParams(Block):
     min_lr_ratio: UnitInterval  # both rates decay to this share of their peak
     batch_size: PositiveInt
     steps: PositiveInt
-    beta: NonNegativeFloat  # fixed schedules: the β reached; rate_target: the initial β
+    beta: NonNegativeFloat  # fixed schedules: the β reached (rate_target: see rate_target)
     beta_schedule: BetaScheduleName
     rate_target: RateTargetParams  # the controller of beta_schedule: rate_target
-    warmup_steps: NonNegativeInt  # linear and rate_target schedules: steps to reach beta
+    warmup_steps: NonNegativeInt  # linear schedule: steps to reach beta
     n_cycles: PositiveInt  # cyclical schedule: number of cycles over `steps`
     ramp_fraction: Annotated[
         StrictFloat, _rule(lambda v: 0.0 < v <= 1.0, "must be in (0, 1]")
@@ -343,10 +349,15 @@ class CVAEParams(Block):
                 rule = "a variant name must be letters, digits, `_` or `-`, first a letter or digit"
                 errors.append(_fail(f"variants.{name}", rule, name))
         common = self.common
-        for key in ("warmup_steps", "lr_warmup_steps"):
-            if getattr(common, key) > common.steps:
+        warmups = {
+            "warmup_steps": common.warmup_steps,
+            "lr_warmup_steps": common.lr_warmup_steps,
+            "rate_target.warmup_steps": common.rate_target.warmup_steps,
+        }
+        for key, value in warmups.items():
+            if value > common.steps:
                 rule = f"must be <= cvae.common.steps ({common.steps})"
-                errors.append(_fail(f"common.{key}", rule, getattr(common, key)))
+                errors.append(_fail(f"common.{key}", rule, value))
         if errors:
             raise ValueError("\n".join(str(e) for e in errors))
         return self
@@ -359,6 +370,15 @@ class CVAEParams(Block):
         known = ", ".join(map(repr, self.rates))
         raise ParamsError(f"cvae.rates: no rate {value!r} (listed: {known})")
 
+    @property
+    def default_beta(self) -> float:
+        """The β of a variant without its own: the initial multiplier of a rate_target
+        schedule (rate_target.beta_init), else the fixed schedules' cvae.common.beta."""
+        common = self.common
+        return (
+            common.rate_target.beta_init if common.beta_schedule == "rate_target" else common.beta
+        )
+
     def variant(self, name: str) -> ResolvedVariant:
         """The variant `name` with its overrides resolved; ParamsError if there is none."""
         if name not in self.variants:
@@ -370,7 +390,7 @@ class CVAEParams(Block):
             name=name,
             weights=dict(raw.weights),
             unified=raw.unified,
-            beta=self.common.beta if raw.beta is None else raw.beta,
+            beta=self.default_beta if raw.beta is None else raw.beta,
             free_bits=self.common.free_bits if raw.free_bits is None else raw.free_bits,
         )
 

@@ -9,7 +9,9 @@ import pytest
 from zgain.cvae.rate import FixedSchedule, RateTarget, make_schedule, warmup_factor
 from zgain.params import RateTargetParams
 
-SETTINGS = RateTargetParams(eta=0.1, ema=0.5, beta_min=0.01, beta_max=4.0)
+SETTINGS = RateTargetParams(
+    eta=0.1, ema=0.5, beta_init=0.2, beta_min=0.01, beta_max=4.0, warmup_steps=0
+)
 
 
 def test_warmup_ramps_beta_and_holds_the_multiplier() -> None:
@@ -71,3 +73,22 @@ def test_make_schedule_picks_the_named_schedule(default_params_raw: dict) -> Non
     fixed.observe(0, 50.0)  # a fixed schedule ignores what it is told
     assert fixed.beta(common.warmup_steps) == pytest.approx(0.2)
     assert fixed.state() == {}
+
+
+def test_the_rate_target_ramps_over_its_own_warmup_not_the_linear_schedules(
+    default_params_raw: dict,
+) -> None:
+    """cvae.common.warmup_steps belongs to the linear schedule; rate_target.warmup_steps (0 by
+    default: the controller acts from step 0) to the rate target."""
+    from zgain.params import parse_params
+
+    common = parse_params(default_params_raw).cvae.common
+    assert common.warmup_steps > 0 and common.rate_target.warmup_steps == 0
+    control = make_schedule(common, 0.01, 1.0)
+    assert control.beta(0) == pytest.approx(0.01)
+    control.observe(0, 3.0)  # acted on at once: log β rises by η·(3 − 1)
+    assert control.beta(1) == pytest.approx(0.01 * math.exp(common.rate_target.eta * 2.0))
+    ramped = common.model_copy(
+        update={"rate_target": common.rate_target.model_copy(update={"warmup_steps": 10})}
+    )
+    assert make_schedule(ramped, 0.01, 1.0).beta(5) == pytest.approx(0.005)

@@ -341,13 +341,15 @@ def test_rate_targeting_brings_differently_scaled_variants_to_the_same_kl(tiny_p
         val_every=RATE_STEPS,
         lr=3e-3,
         batch_size=128,
-        warmup_steps=50,
         beta_schedule="rate_target",
+        # β ramps over 50 steps to a start of 0.2 (each variant's β below), then adapts
+        rate_target=tiny_pipeline.cvae.common.rate_target.model_copy(update={"warmup_steps": 50}),
     )
     train = _train_inputs(tiny_pipeline)[0]
     achieved, betas = {}, {}
     for name in ("token_mean", "token_sum", "dist_normalized"):
-        model, logged = _fit(tiny_pipeline, common, DEFAULT_VARIANTS[name], rate=RATE_TARGET)
+        variant = DEFAULT_VARIANTS[name].model_copy(update={"beta": 0.2})
+        model, logged = _fit(tiny_pipeline, common, variant, rate=RATE_TARGET)
         assert logged[-1]["kl_target"] == RATE_TARGET
         achieved[name] = _train_kl(model.eval(), train)
         betas[name] = logged[-1]["beta"]

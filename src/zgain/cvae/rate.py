@@ -148,5 +148,5 @@ def make_schedule(common: CommonCVAEParams, beta: float, rate: float) -> BetaSch
     """The schedule `common.beta_schedule` names, starting from (or fixed at) `beta`; `rate` is
     the target C of a rate_target schedule and is ignored by the fixed ones."""
     if common.beta_schedule == "rate_target":
-        return RateTarget(rate, beta, common.rate_target, common.warmup_steps)
+        return RateTarget(rate, beta, common.rate_target, common.rate_target.warmup_steps)
     return FixedSchedule(common, beta)
