@@ -58,11 +58,11 @@ def mixture_marginal(
     return -prefix[:, -1], shifted - prefix
 
 
-DECODE_SEQUENCES = 1024
-"""Most sequences (examples × samples) per decoder pass; speed only. One pass over all B·K
-sequences (8192 at K = 256) runs slower on a CPU than passes of about a thousand, whose
-activations stay in cache (bench/results.md, benchmark 3); each sequence is scored alone, so
-the values are the same."""
+DECODE_SEQUENCES = 256
+"""Most sequences (examples × samples) per decoder pass; speed only. On a 2-core CPU, passes
+of 256 sequences scored 113 examples/s at K = 256, passes of 1,024 67 and of 32 65: the
+activations of a few hundred sequences stay in cache, and fewer passes cost less Python
+(bench/results.md, benchmark 3). Each sequence is scored alone, so the values are the same."""
 
 
 def token_logp(model: CVAE, part: SeqBatch, z: Tensor, max_x_len: int) -> Tensor:
