@@ -34,6 +34,7 @@ EXPECTED_FILES = {
             "diagnostics",
             "paired",
             "information_by_position",
+            "information_by_strategy",
             "runs",
             "rate_check",
             "frontier",

@@ -31,7 +31,9 @@ def results(rate: float, values: dict[str, dict[str, tuple[float, ...]]]) -> Eva
             row |= {"variant": variant, "seed": seed, "kl_target": rate}
             row |= {metric: series[k] for metric, series in metrics.items()}
             rows.append(row)
-    return EvalResults(tuple(values), SEEDS, rate, pd.DataFrame(rows), pd.DataFrame())
+    return EvalResults(
+        tuple(values), SEEDS, rate, pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame()
+    )
 
 
 def test_headline_rate_is_the_target_nearest_the_oracle_information() -> None:

@@ -62,10 +62,10 @@ def test_first_table_is_the_decomposition(summary: str) -> None:
 
 def test_every_caption_labels_the_method(summary: str) -> None:
     found = captions(summary)
-    # rates reached, one decomposition per rate, five headline tables, the paired comparisons
-    assert sum(c.startswith("*Table") for c in found) == 9
+    # rates reached, one decomposition per rate, five headline tables, by strategy, paired
+    assert sum(c.startswith("*Table") for c in found) == 10
     numbers = [int(re.match(r"\*Table (\d+)\.", c).group(1)) for c in found if c[1] == "T"]
-    assert numbers == list(range(1, 10))
+    assert numbers == list(range(1, 11))
     assert sum(c.startswith("*Figure") for c in found) == 3
     for line in found:
         assert "mean over 3 seeds, 95% t-interval" in line or "3 seeds per variant" in line, line
@@ -74,7 +74,7 @@ def test_every_caption_labels_the_method(summary: str) -> None:
 def test_one_seed_has_no_interval_and_says_so(one_seed: Path) -> None:
     text = (one_seed / "summary.md").read_text()
     found = captions(text)
-    assert len(found) == 12
+    assert len(found) == 13
     for line in found:
         assert "no interval" in line, line
     assert "One seed" in text[: text.index("\n## ")]

@@ -210,3 +210,27 @@ def test_information_by_position(built: tuple[Params, Path]) -> None:
     row = table[(table["variant"] == BASELINE) & (table["position"] == 2)].iloc[0]
     half = T_975_2 * 0.1 / math.sqrt(3)  # per-seed means differ by 0.1 per seed: sd 0.1
     assert (row["low"], row["high"]) == pytest.approx((row["mean"] - half, row["mean"] + half))
+
+
+def test_information_by_strategy(built: tuple[Params, Path]) -> None:
+    """The fakes draw strategy s = i mod 4 with n = s + 2 target positions, so per example
+    M − L = a·n(n + 1)/2 + 0.1·seed·n and I* = ORACLE_TOKEN·n(n + 1)/2."""
+    params, reports = built
+    table = read(reports, "information_by_strategy")
+    names = params.data.transforms
+    assert set(table["metric"]) == set(names)
+    assert list(dict.fromkeys(table["variant"])) == [*WEIGHTS, "oracle"]
+    mean_seed = float(np.mean(SEEDS))
+    for s, name in enumerate(names):
+        n = s + 2
+        for variant in WEIGHTS:
+            row = cell(table, variant, name)
+            expected = TOKEN_Z[variant] * n * (n + 1) / 2 + 0.1 * n * mean_seed
+            assert row["mean"] == pytest.approx(expected)
+            half = T_975_2 * 0.1 * n * float(np.std(SEEDS, ddof=1)) / math.sqrt(len(SEEDS))
+            assert (row["low"], row["high"]) == pytest.approx((expected - half, expected + half))
+        oracle = cell(table, "oracle", name)
+        assert oracle["mean"] == pytest.approx(ORACLE_TOKEN * n * (n + 1) / 2)
+        assert oracle["kind"] == "split" and math.isnan(oracle["low"])
+    summary = (reports / "summary.md").read_text()
+    assert "## Z-information by hidden strategy (nats per sequence) at the headline rate" in summary

@@ -10,7 +10,7 @@ typed by hand: each comes from a table that is also written as CSV
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +52,7 @@ from zgain.report.tables import (
     TableSpec,
     information_by_position,
     information_by_position_plot,
+    information_by_strategy,
     metrics_summary,
     paired_table,
     seed_table,
@@ -61,6 +62,7 @@ SUMMARY_FILE = "summary.md"
 METRICS_FILE = "metrics.json"
 TABLES_DIR, FIGURES_DIR, PLOTS_DIR = "tables", "figures", "plots"
 PAIRED_TABLE, POSITION_TABLE, RUNS_TABLE = "paired", "information_by_position", "runs"
+STRATEGY_TABLE = "information_by_strategy"
 RATE_CHECK_TABLE, FRONTIER_TABLE, TWIN_TABLE = "rate_check", "frontier", "equal_rate_twins"
 NOT_APPLICABLE = "—"  # a column a reference row does not have
 SYMBOL = {"gross_gain": "G", "marginal_gain": "G^marg", "z_information": "I^θ"}
@@ -102,14 +104,20 @@ def cell_text(row: Mapping, n_seeds: int) -> str:
     return text + (f" (n={row['n']})" if row["n"] < n_seeds else "")
 
 
-def render_table(spec: TableSpec, table: pd.DataFrame, n_seeds: int) -> str:
-    """The Markdown of one long table: one row per label in order, one column per metric."""
+def render_table(
+    spec: TableSpec,
+    table: pd.DataFrame,
+    n_seeds: int,
+    header: Callable[[str], str] = column_header,
+) -> str:
+    """The Markdown of one long table: one row per label in order, one column per metric
+    (headed by `header(metric)`)."""
     cells = {(r["variant"], r["metric"]): cell_text(r, n_seeds) for _, r in table.iterrows()}
     labels = list(dict.fromkeys(table["variant"]))
     rows = [
         [label] + [cells.get((label, m), NOT_APPLICABLE) for m in spec.columns] for label in labels
     ]
-    return markdown_table(["row", *map(column_header, spec.columns)], rows)
+    return markdown_table(["row", *map(header, spec.columns)], rows)
 
 
 def plural(n: int, word: str) -> str:
@@ -365,6 +373,18 @@ def rate_sections(
     return lines
 
 
+def strategy_spec(transforms: Sequence[str]) -> TableSpec:
+    """The by-strategy table: one column per hidden strategy, in data.transforms order."""
+    return TableSpec(
+        name=STRATEGY_TABLE,
+        title="Z-information by hidden strategy (nats per sequence)",
+        columns=tuple(transforms),
+        note="Each cell is the mean I^θ = M − L over the test examples drawn with that "
+        "strategy; `oracle`: the oracle's I* on the same examples, so a variant's cell over "
+        "the oracle's is its capture of that strategy.",
+    )
+
+
 def summary_markdown(
     params: Params,
     by_rate: Mapping[float, EvalResults],
@@ -397,6 +417,11 @@ def summary_markdown(
         lines += ["", f"## {spec.title}{at}", "", text, ""]
         lines.append(render_table(spec, tables[spec.name], n_seeds))
         number += 1
+    spec = strategy_spec(params.data.transforms)
+    text = caption(number, spec.title + at, method, spec.note)
+    lines += ["", f"## {spec.title}{at}", "", text, ""]
+    lines.append(render_table(spec, tables[STRATEGY_TABLE], n_seeds, header=str))
+    number += 1
     baseline = params.report.baseline_variant
     lines += [""] + paired_section(tables[PAIRED_TABLE], baseline, method, number)
     lines += [
@@ -452,6 +477,7 @@ def build_report(
         )
     tables[PAIRED_TABLE] = paired_table(results, params.report.baseline_variant, confidence)
     tables[POSITION_TABLE] = information_by_position(results, confidence)
+    tables[STRATEGY_TABLE] = information_by_strategy(results, params.data.transforms, confidence)
     tables[RUNS_TABLE] = runs_table(by_rate)
     tables[RATE_CHECK_TABLE] = rate_check(by_rate)
     tables[FRONTIER_TABLE] = frontier_table(by_rate, confidence)

@@ -62,7 +62,17 @@ run, so they are reference values without an interval. Runs that disagree are st
 
 SPLIT_RTOL, SPLIT_ATOL = 1e-6, 1e-9  # tolerance of "the same in every run"
 
-EXAMPLE_COLUMNS = ["example_id", "variant", "seed", "token_z_information", "oracle_token_info"]
+EXAMPLE_COLUMNS = [
+    "example_id",
+    "variant",
+    "seed",
+    "strategy",
+    "nll_post",
+    "nll_marginal",
+    "oracle_info",
+    "token_z_information",
+    "oracle_token_info",
+]
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,9 @@ class EvalResults:
     positions: one row per (variant, seed, target position): `z_information_sum` (Σ i^θ_t,
       nats), `oracle_info_sum` (Σ i*_t, nats) and `n_tokens`, over the test examples long enough
       to have that position.
+    strategies: one row per (variant, seed, hidden strategy index): `z_information_sum`
+      (Σ_i (M_i − L_i), nats), `oracle_info_sum` (Σ_i I*_i, nats) and `n_examples`, over the
+      test examples drawn with that strategy.
     """
 
     variants: tuple[str, ...]
@@ -82,6 +95,7 @@ class EvalResults:
     rate: float  # the target KL C of these runs (nats per example)
     runs: pd.DataFrame
     positions: pd.DataFrame
+    strategies: pd.DataFrame
 
     def values(self, variant: str, metric: str) -> np.ndarray:
         """(n_seeds,) values of one metric for one variant, in seed order (NaN if undefined)."""
@@ -156,6 +170,22 @@ def position_rows(table: pa.Table, variant: str, seed: int) -> pd.DataFrame:
     )
 
 
+def strategy_rows(table: pa.Table, variant: str, seed: int) -> pd.DataFrame:
+    """Per hidden strategy s: Σ_i (M_i − L_i), Σ_i I*_i (nats) and the count of examples."""
+    frame = pd.DataFrame(
+        {
+            "strategy": table["strategy"].to_numpy().astype(np.int64),
+            "z_information_sum": table["nll_marginal"].to_numpy() - table["nll_post"].to_numpy(),
+            "oracle_info_sum": table["oracle_info"].to_numpy(),
+            "n_examples": 1,
+        }
+    )
+    sums = frame.groupby("strategy", sort=True).sum().reset_index()
+    return sums.assign(variant=variant, seed=seed)[
+        ["variant", "seed", "strategy", "z_information_sum", "oracle_info_sum", "n_examples"]
+    ]
+
+
 def check_split_keys(runs: pd.DataFrame) -> None:
     """Raise DataError when a SPLIT_KEYS metric differs between runs (stale or mixed outputs)."""
     for key in SPLIT_KEYS:
@@ -176,7 +206,7 @@ def load_results(
     reserved = sorted(RESERVED_NAMES & set(variants))
     if reserved:
         raise DataError(f"variant names {reserved} are reserved for the report's reference rows")
-    runs, positions = [], []
+    runs, positions, strategies = [], [], []
     reference_ids: np.ndarray | None = None
     for variant in variants:
         for seed in seeds:
@@ -196,6 +226,7 @@ def load_results(
             device = {DEVICE_COLUMN: device_kind(where / METRICS_FILE)}
             runs.append({"variant": variant, "seed": seed, **metrics, **device})
             positions.append(position_rows(table, variant, seed))
+            strategies.append(strategy_rows(table, variant, seed))
     frame = pd.DataFrame(runs)
     check_split_keys(frame)
     return EvalResults(
@@ -204,4 +235,5 @@ def load_results(
         rate=rate,
         runs=frame,
         positions=pd.concat(positions, ignore_index=True),
+        strategies=pd.concat(strategies, ignore_index=True),
     )

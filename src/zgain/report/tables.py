@@ -328,6 +328,34 @@ def information_by_position(results: EvalResults, confidence: float) -> pd.DataF
     return table
 
 
+def information_by_strategy(
+    results: EvalResults, transforms: tuple[str, ...], confidence: float
+) -> pd.DataFrame:
+    """Mean z-information I^θ (nats/seq) over the test examples of each hidden strategy, per
+    variant, beside the oracle's I* on the same examples.
+
+    A variant's cell is the mean over seeds of the per-seed strategy means, with a t-interval
+    over seeds; the oracle's I* is the same in every run, so it has no interval. `metric` is the
+    strategy's name (data.transforms order). Columns: TABLE_COLUMNS.
+    """
+    names = dict(enumerate(transforms))
+    by = results.strategies.assign(
+        value=results.strategies["z_information_sum"] / results.strategies["n_examples"]
+    )
+    rows = []
+    for variant in results.variants:
+        runs = by[by["variant"] == variant]
+        for strategy, group in runs.groupby("strategy", sort=True):
+            stats = t_interval(group["value"].to_numpy(), confidence)
+            rows.append(cell(variant, names[strategy], stats, SEEDS, "z_information"))
+    first = by[(by["variant"] == results.variants[0]) & (by["seed"] == results.seeds[0])]
+    for row in first.itertuples():
+        mean = row.oracle_info_sum / row.n_examples
+        stats = Interval(mean, math.nan, math.nan, int(row.n_examples))
+        rows.append(cell(ORACLE, names[row.strategy], stats, SPLIT, "oracle_info"))
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
 def information_by_position_plot(by_position: pd.DataFrame) -> pd.DataFrame:
     """dvc plot data: position, variant (the oracle as `oracle`), z_information (nats)."""
     return by_position.rename(columns={"mean": "z_information"})[
