@@ -223,6 +223,9 @@ class CVAEConfig(Block):
     encoder_heads: PositiveInt
     prior: Literal["standard", "conditional"]
     freeze_decoder: Literal["none", "all", "embeddings"]
+    # the encoders add a projection of a frozen copy of the base's hidden states to their
+    # token embeddings (docs/method.md#the-cvae)
+    encoders_read_base: StrictBool
 
     @model_validator(mode="after")
     def _heads_divide(self) -> CVAEConfig:

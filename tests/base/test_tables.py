@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from zgain.base.schema import EXAMPLES_SCHEMA, TOKENS_SCHEMA
-from zgain.base.tables import read_surprisal_tables
+from zgain.base.tables import first_repeat, read_surprisal_tables
 from zgain.core.errors import DataError
 from zgain.core.io import BASE_SHA_KEY, table_metadata, write_table
 
@@ -181,3 +181,11 @@ def test_float32_rounding_of_the_token_values_is_accepted(tmp_path):
 def test_both_tables_must_record_one_base(tmp_path, tokens_sha, examples_sha, file, fragment):
     write_pair(tmp_path, tokens_sha=tokens_sha, examples_sha=examples_sha)
     refused(tmp_path, file, fragment)
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [([3, 1, 2], None), ([5], None), ([4, 7, 4, 7], 2), ([9, 1, 1, 9], 2), ([2, 8, 5, 8, 2], 3)],
+)
+def test_first_repeat_is_the_first_index_equal_to_an_earlier_one(values, expected):
+    assert first_repeat(np.array(values)) == expected

@@ -47,6 +47,7 @@ def _cvae_config(**overrides: object) -> CVAEConfig:
         "encoder_heads": 2,
         "prior": "standard",
         "freeze_decoder": "none",
+        "encoders_read_base": False,
     } | overrides
     return CVAEConfig(**fields)  # type: ignore[arg-type]
 
@@ -84,8 +85,9 @@ def test_configs_reject_invalid_values() -> None:
         _cvae_config(encoder_d_model=8, encoder_heads=3)
 
 
-def test_entangled_init_reproduces_base_logits_for_every_z() -> None:
-    base, model = _make_cvae()
+@pytest.mark.parametrize("reads_base", [False, True])
+def test_entangled_init_reproduces_base_logits_for_every_z(reads_base: bool) -> None:
+    base, model = _make_cvae(encoders_read_base=reads_base)
     model.eval()
     tokens = random_batch().decoder_input
     reference = base(tokens)
@@ -210,3 +212,51 @@ def test_wrong_kind_and_bad_arguments_raise(tmp_path: Path) -> None:
     stored = read_checkpoint(tmp_path / "c.pt", KIND_CVAE)["config"]
     assert stored == model.checkpoint_config()
     assert stored["base"] == base.checkpoint_config()
+
+
+def test_encoders_read_a_frozen_copy_of_the_base() -> None:
+    """With encoders_read_base, both encoders add a projection of the base's final hidden states
+    (the encoder input's last slot lies past the base's max_len and gets none); the copy never
+    trains, keeps no gradient and stays in eval mode."""
+    base, model = _make_cvae(prior="conditional", encoders_read_base=True)
+    batch = random_batch()
+    features = model.base_features(batch.encoder_input)
+    assert features.shape == (*batch.decoder_input.shape, base.config.d_model)
+    with torch.no_grad():
+        expected = base.hidden(batch.encoder_input[:, : base.max_len])
+    assert torch.equal(features, expected)
+    assert model.base_features(batch.prior_input).shape[1] == batch.prior_input.shape[1]
+    reader_before = _state(model.base_reader)
+    model.train()
+    assert not model.base_reader.training and model.posterior_encoder.training
+    optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    _elbo_loss(model).backward()
+    optimizer.step()
+    assert all(p.grad is None and not p.requires_grad for p in model.base_reader.parameters())
+    assert all(torch.equal(v, reader_before[k]) for k, v in _state(model.base_reader).items())
+    projection = model.posterior_encoder.feature_proj.weight
+    assert projection.grad is not None and projection.grad.abs().max() > 0
+    with torch.no_grad():  # the features reach the posterior: moving the reader moves q
+        before = model.posterior(batch.encoder_input)[0]
+        model.base_reader.ln_f.bias.add_(1.0)
+        assert not torch.allclose(model.posterior(batch.encoder_input)[0], before)
+
+
+def test_without_reading_the_base_there_is_no_reader() -> None:
+    _, model = _make_cvae(prior="conditional", encoders_read_base=False)
+    assert model.base_reader is None and model.base_features(random_batch().encoder_input) is None
+    assert model.posterior_encoder.feature_proj is None
+    with pytest.raises(ValueError, match="features must be given exactly"):
+        model.posterior_encoder(random_batch().encoder_input, torch.zeros(1, 1, 1))
+
+
+def test_checkpoint_round_trip_keeps_the_base_reader(tmp_path: Path) -> None:
+    _, model = _make_cvae(prior="conditional", encoders_read_base=True)
+    model.eval()
+    batch = random_batch()
+    save_cvae(tmp_path / "cvae.pt", model)
+    loaded, _ = load_cvae(tmp_path / "cvae.pt")
+    assert torch.equal(
+        loaded.posterior(batch.encoder_input)[0], model.posterior(batch.encoder_input)[0]
+    )
+    assert torch.equal(loaded.prior(batch.prior_input)[1], model.prior(batch.prior_input)[1])

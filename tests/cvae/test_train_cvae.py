@@ -333,15 +333,19 @@ def test_rate_targeting_brings_differently_scaled_variants_to_the_same_kl(tiny_p
     """token_mean, token_sum and dist_normalized differ in scale by ~T and ~1/N, so one β puts
     them at different rates; under the rate_target controller each ends within 10% of the
     target KL on its training split. (The tiny world's 400 training examples make the batch KL
-    noisy: batches of 128 and 1,000 steps let the dual ascent settle.)"""
+    noisy: batches of 128 and 1,000 steps let the dual ascent settle. The encoders read tokens
+    only: on so few examples a base-reading encoder's batch KL swings by ±60% and 1,000 steps
+    do not settle it; the default world's runs are checked in reports/tables/rate_check.csv.)"""
     common = _short_common(
         tiny_pipeline,
         steps=RATE_STEPS,
         log_every=RATE_STEPS,
         val_every=RATE_STEPS,
         lr=3e-3,
+        decoder_lr=1e-4,
         batch_size=128,
         beta_schedule="rate_target",
+        model=tiny_pipeline.cvae.common.model.model_copy(update={"encoders_read_base": False}),
         # β ramps over 50 steps to a start of 0.2 (each variant's β below), then adapts
         rate_target=tiny_pipeline.cvae.common.rate_target.model_copy(update={"warmup_steps": 50}),
     )

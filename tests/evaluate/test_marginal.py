@@ -27,6 +27,7 @@ CVAE_CONFIG = CVAEConfig(
     encoder_heads=2,
     prior="conditional",
     freeze_decoder="none",
+    encoders_read_base=True,
 )
 
 

@@ -119,6 +119,10 @@ class BaseLM(nn.Module):
         embed_offset (B, D) or (B, S, D) is added to the input embedding at every position:
         the point where the CVAE injects z. None leaves the LM z-free.
         """
+        return self.head(self.hidden(tokens, embed_offset))  # (B, S, V)
+
+    def hidden(self, tokens: Tensor, embed_offset: Tensor | None = None) -> Tensor:
+        """tokens (B, S) int64 -> the final layer-normed hidden states (B, S, D) the head reads."""
         seq = tokens.shape[1]
         if seq > self.max_len:
             raise ValueError(f"sequence length {seq} exceeds max_len={self.max_len}")
@@ -130,7 +134,7 @@ class BaseLM(nn.Module):
         h = self.emb_drop(h)
         for block in self.blocks:
             h = block(h)
-        return self.head(self.ln_f(h))  # (B, S, V)
+        return self.ln_f(h)
 
     def checkpoint_config(self) -> dict[str, Any]:
         """The plain-dict config that rebuilds this model (what a checkpoint stores)."""

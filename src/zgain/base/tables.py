@@ -69,6 +69,18 @@ def _check_values(table: pa.Table, path: Path, ids: np.ndarray) -> None:
                 )
 
 
+def first_repeat(values: np.ndarray) -> int | None:
+    """The index of the first element equal to an earlier one, None when all are distinct.
+
+    A sort finds whether any repeats (fast); only then are the indices searched.
+    """
+    ordered = np.sort(values, kind="stable")
+    if not np.any(ordered[1:] == ordered[:-1]):
+        return None
+    _, first = np.unique(values, return_index=True)
+    return int(np.setdiff1d(np.arange(values.size), first)[0])
+
+
 def _check_pair(tables: SurprisalTables) -> None:
     """The same examples in both tables, each with positions 0..T-1 and B = Σ_t b_t."""
     tokens, examples = tables.tokens, tables.examples
@@ -76,9 +88,8 @@ def _check_pair(tables: SurprisalTables) -> None:
     example_ids = examples["example_id"].to_numpy()
     if example_ids.size == 0:
         raise DataError(f"{examples_path}: no examples")
-    unique, first = np.unique(example_ids, return_index=True)
-    if unique.size != example_ids.size:
-        repeated = np.setdiff1d(np.arange(example_ids.size), first)[0]
+    repeated = first_repeat(example_ids)
+    if repeated is not None:
         raise DataError(f"{examples_path}: example {example_ids[repeated]} appears more than once")
     n_tokens = examples["n_tokens"].to_numpy().astype(np.int64)
     if np.any(n_tokens < 1):
@@ -108,10 +119,9 @@ def _check_pair(tables: SurprisalTables) -> None:
     positions = tokens["position"].to_numpy().astype(np.int64)
     outside = (positions < 0) | (positions >= n_tokens[rows])
     key = rows * (int(n_tokens.max()) + 1) + positions
-    _, first_seen = np.unique(key, return_index=True)
-    repeated = np.setdiff1d(np.arange(key.size), first_seen)
-    if outside.any() or repeated.size:
-        bad = int(np.flatnonzero(outside)[0]) if outside.any() else int(repeated[0])
+    repeated = None if outside.any() else first_repeat(key)
+    if outside.any() or repeated is not None:
+        bad = int(np.flatnonzero(outside)[0]) if outside.any() else repeated
         raise DataError(
             f"{tokens_path}: the positions of example {token_ids[bad]} are not 0..T-1 "
             f"(T = {n_tokens[rows[bad]]} in {examples_path})"

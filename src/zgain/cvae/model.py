@@ -3,7 +3,8 @@
 The decoder starts as an exact copy of the base LM plus a z-injection whose weight and bias are
 zero, so at step 0 it reproduces every base surprisal exactly (entangled initialization). The
 posterior and the conditional prior are small bidirectional encoders built from the same
-`Block` as the decoder.
+`Block` as the decoder; with `encoders_read_base` they also read the hidden states of a second,
+frozen copy of the base (`base_reader`), which is never trained.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from zgain.base.model import BaseLM, Block, init_weights
@@ -29,7 +31,11 @@ KIND_CVAE = "cvae"
 
 
 class GaussianEncoder(nn.Module):
-    """A bidirectional encoder: tokens -> mean-pooled non-PAD states -> (mu, logvar)."""
+    """A bidirectional encoder: tokens (+ features) -> mean-pooled non-PAD states -> (mu, logvar).
+
+    With `feature_width`, per-position features (B, S', feature_width), S' <= S, are projected
+    to the model width and added to the token + position embeddings of the first S' positions.
+    """
 
     def __init__(
         self,
@@ -38,12 +44,14 @@ class GaussianEncoder(nn.Module):
         cfg: CVAEConfig,
         dropout: float,
         zero_output: bool,
+        feature_width: int | None = None,
     ) -> None:
         super().__init__()
         width = cfg.encoder_d_model
         self.pad = vocab.pad
         self.tok_emb = nn.Embedding(vocab.size, width)
         self.pos_emb = nn.Embedding(max_len, width)
+        self.feature_proj = None if feature_width is None else nn.Linear(feature_width, width)
         self.emb_drop = nn.Dropout(dropout)
         self.blocks = nn.ModuleList(
             Block(width, cfg.encoder_heads, FF_MULT * width, dropout, causal=False)
@@ -57,11 +65,20 @@ class GaussianEncoder(nn.Module):
             nn.init.zeros_(self.out.weight)
             nn.init.zeros_(self.out.bias)
 
-    def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
-        """tokens (B, S) int64 -> mu (B, Dz), logvar (B, Dz) float32, logvar clamped."""
+    def forward(self, tokens: Tensor, features: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """tokens (B, S) int64 -> mu (B, Dz), logvar (B, Dz) float32, logvar clamped.
+
+        features (B, S', F) are required exactly when the encoder was built with a feature width.
+        """
+        if (features is None) != (self.feature_proj is None):
+            raise ValueError("features must be given exactly when the encoder reads features")
         keep = tokens != self.pad  # (B, S); SEP is never PAD, so no row is empty
         positions = torch.arange(tokens.shape[1], device=tokens.device)  # (S,)
-        h = self.emb_drop(self.tok_emb(tokens) + self.pos_emb(positions))  # (B, S, D)
+        h = self.tok_emb(tokens) + self.pos_emb(positions)  # (B, S, D)
+        if self.feature_proj is not None:
+            projected = self.feature_proj(features)  # (B, S', D)
+            h = h + F.pad(projected, (0, 0, 0, tokens.shape[1] - projected.shape[1]))
+        h = self.emb_drop(h)
         for block in self.blocks:
             h = block(h, key_mask=keep)
         h = self.ln_f(h)
@@ -104,14 +121,22 @@ class CVAE(nn.Module):
         # Zero weight and bias: the decoder's logits equal the base's for every z at step 0.
         nn.init.zeros_(self.z_injection.weight)
         nn.init.zeros_(self.z_injection.bias)
+        # A second, frozen copy of the base whose hidden states the encoders read: features
+        # that already align y with x, so q(z|x,y) need not discover them through the decoder.
+        self.base_reader = (
+            copy.deepcopy(base).requires_grad_(False) if cfg.encoders_read_base else None
+        )
+        features = base.config.d_model if cfg.encoders_read_base else None
         # The encoder reads [x, SEP, y, EOS], one slot longer than the decoder's input.
         encoder_len = base.max_len + 1
         dropout = base.config.dropout
         self.posterior_encoder = GaussianEncoder(
-            self.vocab, encoder_len, cfg, dropout, zero_output=False
+            self.vocab, encoder_len, cfg, dropout, zero_output=False, feature_width=features
         )
         self.prior_encoder = (
-            GaussianEncoder(self.vocab, encoder_len, cfg, dropout, zero_output=True)
+            GaussianEncoder(
+                self.vocab, encoder_len, cfg, dropout, zero_output=True, feature_width=features
+            )
             if cfg.prior == "conditional"
             else None
         )
@@ -128,9 +153,24 @@ class CVAE(nn.Module):
             for name, param in self.decoder.named_parameters():
                 param.requires_grad_(not name.startswith(("tok_emb.", "pos_emb.")))
 
+    def train(self, mode: bool = True) -> CVAE:
+        super().train(mode)
+        if self.base_reader is not None:
+            self.base_reader.eval()  # frozen: never in training mode (dropout)
+        return self
+
+    def base_features(self, tokens: Tensor) -> Tensor | None:
+        """The frozen base's hidden states (B, min(S, max_len), D) of an encoder input (B, S);
+        None when the encoders do not read the base. The encoder input's last slot (EOS of the
+        longest y) lies past the base's max_len and gets no feature."""
+        if self.base_reader is None:
+            return None
+        with torch.no_grad():
+            return self.base_reader.hidden(tokens[:, : self.base_reader.max_len])
+
     def posterior(self, encoder_input: Tensor) -> tuple[Tensor, Tensor]:
         """q(z|x,y): encoder_input (B, X+1+T) -> mu, logvar (B, Dz)."""
-        return self.posterior_encoder(encoder_input)
+        return self.posterior_encoder(encoder_input, self.base_features(encoder_input))
 
     def prior(self, prior_input: Tensor) -> tuple[Tensor, Tensor]:
         """p(z|x): prior_input (B, X+1) -> mu, logvar (B, Dz); zeros for the standard prior."""
@@ -139,7 +179,7 @@ class CVAE(nn.Module):
                 prior_input.shape[0], self.cfg.latent_dim, device=prior_input.device
             )
             return zeros, zeros.clone()
-        return self.prior_encoder(prior_input)
+        return self.prior_encoder(prior_input, self.base_features(prior_input))
 
     def decode(self, decoder_input: Tensor, z: Tensor) -> Tensor:
         """p(y|x,z): decoder_input (B, X+T), z (B, Dz) -> logits (B, X+T, V)."""
