@@ -41,9 +41,9 @@ def header(seconds: float) -> str:
             "",
             *machine(),
             "",
-            "The machine was shared with other work while this ran (benchmarks at `nice 19`), so "
-            "absolute times are noisy: every figure with a target is a ratio of two things "
-            "measured in the same run, interleaved, median of the repeats stated.",
+            "Absolute times move with whatever else the machine runs (see the load average "
+            "above), so every figure with a target is a ratio of two things measured in the same "
+            "run, interleaved, median of the repeats stated.",
             "",
         ]
     )
