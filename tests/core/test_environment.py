@@ -127,3 +127,19 @@ def test_threads_are_a_fair_share_unless_given(monkeypatch):
 def test_a_bad_worker_count_names_the_setting(raw):
     with pytest.raises(ParamsError, match=rf"workers: must be a positive integer, got '{raw}'"):
         resolve_workers(raw)
+
+
+def test_setup_turns_on_deterministic_algorithms_in_warn_only_mode() -> None:
+    """What torch.use_deterministic_algorithms(True, warn_only=True) sets for eager ops; run in
+    a fresh interpreter so that the flags start off, and without importing torch._inductor."""
+    code = (
+        "import sys, torch\n"
+        "assert not torch.are_deterministic_algorithms_enabled()\n"
+        "from zgain.core.environment import setup_torch\n"
+        "setup_torch(0, device='cpu', threads=1)\n"
+        "print(torch.are_deterministic_algorithms_enabled(),\n"
+        "      torch.is_deterministic_algorithms_warn_only_enabled(),\n"
+        "      'torch._inductor.config' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "True", "False"]

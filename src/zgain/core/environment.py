@@ -175,6 +175,17 @@ def autocast_context(device: torch.device) -> contextlib.AbstractContextManager[
     return contextlib.nullcontext()
 
 
+def use_deterministic_algorithms() -> None:
+    """Deterministic kernels, warning where an op has none: what
+    `torch.use_deterministic_algorithms(True, warn_only=True)` sets for eager execution.
+
+    The public function also sets torch._inductor's flag, and importing that configuration
+    costs 1.4 s of start-up in every stage process (57 of them in the default DAG) for a
+    compiler the project never uses; the eager flag is the call below.
+    """
+    torch._C._set_deterministic_algorithms(True, warn_only=True)
+
+
 def setup_torch(
     seed: int, *, device: str | None = None, threads: int | None = None
 ) -> tuple[torch.device, RunEnvironment]:
@@ -187,7 +198,7 @@ def setup_torch(
     worker = claim_worker(workers)
     torch.set_num_threads(n_threads)
     torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    use_deterministic_algorithms()
     chosen = resolve_device(device, worker)
     dtype = "bfloat16" if chosen.type == "cuda" else "float32"
     host = socket.gethostname()
