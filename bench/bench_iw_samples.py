@@ -19,7 +19,7 @@ import numpy as np
 
 from zgain.base.frozen import load_frozen
 from zgain.core.environment import setup_torch
-from zgain.core.io import run_dir
+from zgain.core.runs import Run
 from zgain.cvae.model import load_cvae
 from zgain.evaluate.scoring import evaluate_examples
 from zgain.params import load_params
@@ -42,9 +42,7 @@ def main() -> None:
     split, batch = load_packed(params.paths.synthetic_dir, "test", world)
     frozen = load_frozen(params.paths, split, world.n_targets)
     base = frozen.sequence_surprisal
-    model, _ = load_cvae(
-        run_dir(params.paths.cvae_dir, args.variant, args.rate, args.seed).with_suffix(".pt")
-    )
+    model, _ = load_cvae(Run(args.variant, args.rate, args.seed).checkpoint(params.paths.cvae_dir))
     print(f"{args.variant} seed {args.seed}, n_test = {len(split)}, {env.threads} threads")
     print("K     mean I    MC se(I)  ex. se(I)  mean Gm    MC se(Gm)  seconds")
     for k in SAMPLES:

@@ -42,6 +42,8 @@ def prepare(root: Path, raw: dict, base_path: Path) -> Path:
     from stages import generate, normalizer, surprisal
 
     raw = merge(raw, {"paths": {**raw["paths"], "base_model": str(base_path)}})
+    # one run per group: the peak is one process's (a group's side-by-side shares are each one)
+    raw = merge(raw, {"cvae": {"rates": raw["cvae"]["rates"][:1]}})
     root.mkdir(parents=True)
     (root / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
     cwd = Path.cwd()
@@ -56,14 +58,9 @@ def prepare(root: Path, raw: dict, base_path: Path) -> Path:
     return root
 
 
-def params_rate(root: Path) -> float:
-    """The first target rate of the project's params (the run the stages are asked for)."""
-    return float(yaml.safe_load((root / "params.yaml").read_text())["cvae"]["rates"][0])
-
-
 def stage_rss(root: Path, stage: str) -> float:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TQDM_DISABLE": "1"}
-    args = ["--variant", VARIANT, "--rate", repr(params_rate(root)), "--seed", "0"]
+    args = ["--variant", VARIANT, "--seed", "0"]
     return peak_rss_mib(f"stages.{stage}", args, cwd=str(root), env=env)
 
 

@@ -1,18 +1,33 @@
-"""Stage `train_cvae@<variant>-<rate>-<seed>`: one reconstruction variant, one target rate, one
-seed."""
+"""Stage `train_cvae@<variant>-<seed>`: one reconstruction variant, one seed, every target rate.
+
+The group's runs train side by side over the CPU cores (a forked process per share) or in
+lockstep on one accelerator; each run writes its own checkpoint and curves
+(docs/architecture.md#runs-and-groups).
+"""
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 
-from zgain.base.frozen import load_frozen
+from zgain.base.frozen import load_frozen_splits
 from zgain.base.model import load_base
-from zgain.core.cli import RateOption, SeedOption, VariantOption, run_stage
-from zgain.core.environment import DeviceOption, ThreadsOption, setup_torch
-from zgain.core.io import run_dir, sweep_temporaries
+from zgain.core.cli import SeedOption, VariantOption, run_stage
+from zgain.core.environment import (
+    DeviceOption,
+    ThreadsOption,
+    resolve_device,
+    resolve_threads,
+    resolve_workers,
+    setup_torch,
+)
+from zgain.core.io import sweep_temporaries
+from zgain.core.runs import KL_TARGET_KEY, Group, Run
 from zgain.core.sequences import select
-from zgain.core.tracking import live_run
-from zgain.cvae.fit import fit_cvae
+from zgain.core.sidebyside import plan, side_by_side
+from zgain.core.tracking import live_runs
+from zgain.cvae.fit import fit_group
 from zgain.cvae.model import CVAE, save_cvae
 from zgain.cvae.objective import Objective
 from zgain.params import Params, load_params
@@ -20,68 +35,89 @@ from zgain.world.packed import load_packed
 from zgain.world.synthetic import World
 
 
-def run(
-    params: Params,
-    variant: str,
-    rate: float,
-    seed: int,
-    device: str | None = None,
-    threads: int | None = None,
-) -> dict[str, float]:
+def train_runs(
+    params: Params, runs: list[Run], threads: int, *, device: str | None
+) -> list[dict[str, float]]:
+    """Train `runs` (one variant and seed) in lockstep in this process; returns their last
+    logged values. Each run's model is initialized from its seed alone, as if trained alone."""
+    variant, seed = runs[0].variant, runs[0].seed
     world = World.from_params(params.data)
     common = params.cvae.common
     resolved = params.cvae.variant(variant)
-    rate = params.cvae.rate(rate)
-    sweep_temporaries(
-        run_dir(params.paths.cvae_dir, variant, rate, seed).with_suffix(".pt"),
-        run_dir(params.paths.cvae_live, variant, rate, seed),
-    )
     torch_device, environment = setup_torch(seed, device=device, threads=threads)
     train_split, train = load_packed(params.paths.synthetic_dir, "train", world)
     val_split, val = load_packed(params.paths.synthetic_dir, "val", world)
-    frozen = load_frozen(params.paths, train_split, world.n_targets)
-    objective = Objective(common, resolved, frozen.normalizer.mean_surprisal, rate)
-    model = CVAE(load_base(params.paths.base_model), common.model)
+    train_frozen, val_frozen = load_frozen_splits(
+        params.paths, [train_split, val_split], world.n_targets
+    )
+    base = load_base(params.paths.base_model)
+    models = []
+    for _ in runs:
+        torch.manual_seed(seed)  # every run's initialization is the one it gets alone
+        models.append(CVAE(base, common.model))
+    objectives = [
+        Objective(common, resolved, train_frozen.normalizer.mean_surprisal, run.rate)
+        for run in runs
+    ]
     monitor_rows = slice(0, common.val_examples)
     monitor = select(val, monitor_rows)
-    val_frozen = load_frozen(params.paths, val_split, world.n_targets)
     monitor_base = torch.from_numpy(val_frozen.sequence_surprisal[monitor_rows])
-    with live_run(run_dir(params.paths.cvae_live, variant, rate, seed)) as (live, log):
-        last = fit_cvae(
-            model,
+    with live_runs([run.live_dir(params.paths.cvae_live) for run in runs]) as (lives, logs):
+        lasts = fit_group(
+            list(zip(models, objectives, logs, strict=True)),
             train,
-            torch.from_numpy(frozen.surprisal),
+            torch.from_numpy(train_frozen.surprisal),
             monitor,
             monitor_base,
-            objective,
             seed=seed,
             max_x_len=world.max_x_len,
             device=torch_device,
-            log=log,
         )
-        live.summary["environment"] = environment.as_dict()
-    extra = {
-        "variant": variant,
-        "rate": rate,
-        # the KL the run was trained toward; None under a fixed β schedule (no target)
-        "kl_target": rate if common.beta_schedule == "rate_target" else None,
-        "seed": seed,
-        "base_sha256": frozen.base_sha256,
-        "final": last,
-    }
-    checkpoint = run_dir(params.paths.cvae_dir, variant, rate, seed).with_suffix(".pt")
-    save_cvae(checkpoint, model.cpu(), extra)
-    return last
+        for live in lives:
+            live.summary["environment"] = environment.as_dict()
+    for run, model, last in zip(runs, models, lasts, strict=True):
+        extra = {
+            "variant": run.variant,
+            "rate": run.rate,
+            # the KL the run was trained toward; None under a fixed β schedule (no target)
+            KL_TARGET_KEY: run.target_rate if common.beta_schedule == "rate_target" else None,
+            "seed": run.seed,
+            "base_sha256": train_frozen.base_sha256,
+            "final": last,
+        }
+        save_cvae(run.checkpoint(params.paths.cvae_dir), model.cpu(), extra)
+    return lasts
+
+
+def run(
+    params: Params,
+    variant: str,
+    seed: int,
+    device: str | None = None,
+    threads: int | None = None,
+    rates: list[float] | None = None,
+) -> list[dict[str, float]]:
+    """Train group (variant, seed) at `rates` (default: every listed rate); each run's last
+    logged values, in the order of the rates."""
+    params.cvae.variant(variant)  # an unknown variant or seed stops here, by name
+    group = Group(variant, params.cvae.seed(seed))
+    runs = group.runs(params.cvae.rate(r) for r in (rates or params.cvae.rates))
+    for one in runs:
+        sweep_temporaries(
+            one.checkpoint(params.paths.cvae_dir), one.live_dir(params.paths.cvae_live)
+        )
+    total = resolve_threads(threads, resolve_workers())
+    layout = plan(len(runs), total, resolve_device(device).type)
+    return side_by_side(partial(train_runs, params, device=device), runs, layout)
 
 
 def main(
     variant: VariantOption,
-    rate: RateOption,
     seed: SeedOption,
     device: DeviceOption = None,
     threads: ThreadsOption = None,
 ) -> None:
-    run(load_params(), variant, rate, seed, device, threads)
+    run(load_params(), variant, seed, device, threads)
 
 
 if __name__ == "__main__":

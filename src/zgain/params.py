@@ -373,6 +373,13 @@ class CVAEParams(Block):
         known = ", ".join(map(repr, self.rates))
         raise ParamsError(f"cvae.rates: no rate {value!r} (listed: {known})")
 
+    def seed(self, value: int) -> int:
+        """The listed seed equal to `value`; ParamsError if cvae.seeds has none."""
+        if value in self.seeds:
+            return value
+        known = ", ".join(map(str, self.seeds))
+        raise ParamsError(f"cvae.seeds: no seed {value!r} (listed: {known})")
+
     @property
     def default_beta(self) -> float:
         """The β of a variant without its own: the initial multiplier of a rate_target

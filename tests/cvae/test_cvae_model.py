@@ -260,3 +260,20 @@ def test_checkpoint_round_trip_keeps_the_base_reader(tmp_path: Path) -> None:
         loaded.posterior(batch.encoder_input)[0], model.posterior(batch.encoder_input)[0]
     )
     assert torch.equal(loaded.prior(batch.prior_input)[1], model.prior(batch.prior_input)[1])
+
+
+def test_the_priors_reader_features_are_the_prefix_of_the_posteriors() -> None:
+    """The base is causal, so one reader pass over [x, SEP, y, EOS] serves both encoders: its
+    first X+1 states equal a separate pass over the prior input [x, SEP] (up to rounding)."""
+    from zgain.cvae.fit import ReaderFeatures
+
+    _, model = _make_cvae(encoders_read_base=True, prior="conditional")
+    batch = random_batch(seed=4, batch_size=8)
+    shared = ReaderFeatures.of(model, batch)
+    separate = model.base_features(batch.prior_input)
+    assert shared.prior is not None and separate is not None
+    assert shared.prior.shape == separate.shape
+    torch.testing.assert_close(shared.prior, separate, atol=1e-6, rtol=1e-6)
+    mu_shared, _ = model.prior(batch.prior_input, shared.prior)
+    mu_alone, _ = model.prior(batch.prior_input)
+    torch.testing.assert_close(mu_shared, mu_alone, atol=1e-6, rtol=1e-6)

@@ -20,8 +20,8 @@ from zgain.base.model import load_base
 from zgain.core.checkpoint import read_checkpoint
 from zgain.core.environment import setup_torch
 from zgain.core.errors import NonFiniteLossError, ParamsError
-from zgain.core.io import run_dir
 from zgain.core.nll import token_nll
+from zgain.core.runs import Run
 from zgain.core.sequences import SeqBatch, minibatches, select, target_frame
 from zgain.cvae.fit import fit_cvae
 from zgain.cvae.model import CVAE, KIND_CVAE, kl_diag_gaussians, load_cvae
@@ -199,9 +199,9 @@ def test_stage_writes_the_checkpoint_and_dvclive_metrics(tiny_pipeline, tmp_path
         params.cvae.rates[0],
         params.cvae.seeds[0],
     )
-    last = train_cvae.run(params, variant, rate, seed)
-    checkpoint = run_dir(params.paths.cvae_dir, variant, rate, seed).with_suffix(".pt")
-    assert checkpoint == Path(params.paths.cvae_dir) / variant / f"rate{rate!r}" / f"seed{seed}.pt"
+    (last,) = train_cvae.run(params, variant, seed, rates=[rate])
+    checkpoint = Run(variant, rate, seed).checkpoint(params.paths.cvae_dir)
+    assert checkpoint == Path(params.paths.cvae_dir) / variant / f"seed{seed}" / f"rate{rate!r}.pt"
     payload = read_checkpoint(checkpoint, KIND_CVAE)
     assert payload["variant"] == variant
     assert payload["seed"] == seed
@@ -217,7 +217,7 @@ def test_stage_writes_the_checkpoint_and_dvclive_metrics(tiny_pipeline, tmp_path
     assert not list(checkpoint.parent.glob("*.tmp"))
 
     metrics = json.loads(
-        (run_dir(params.paths.cvae_live, variant, rate, seed) / "metrics.json").read_text()
+        (Run(variant, rate, seed).live_dir(params.paths.cvae_live) / "metrics.json").read_text()
     )
     expected = logged_names(params.cvae.variant(variant))
     assert expected <= set(metrics)
@@ -241,10 +241,10 @@ def test_a_failed_stage_leaves_no_checkpoint_and_no_temp_file(tiny_pipeline, tmp
     def diverge(*args: object, **kwargs: object) -> dict[str, float]:
         raise NonFiniteLossError("step 3: loss term 'total' is nan; training stopped")
 
-    monkeypatch.setattr(train_cvae, "fit_cvae", diverge)
+    monkeypatch.setattr(train_cvae, "fit_group", diverge)
     with pytest.raises(NonFiniteLossError):
-        train_cvae.run(params, variant, rate, seed)
-    checkpoint = run_dir(params.paths.cvae_dir, variant, rate, seed).with_suffix(".pt")
+        train_cvae.run(params, variant, seed, threads=1)
+    checkpoint = Run(variant, rate, seed).checkpoint(params.paths.cvae_dir)
     assert not checkpoint.exists()
     cvae_dir = Path(params.paths.cvae_dir)
     leftovers = [p for p in cvae_dir.rglob("*") if p.is_file()] if cvae_dir.exists() else []
@@ -269,9 +269,9 @@ def test_the_run_records_the_device_and_threads_it_used(tiny_pipeline, tmp_path,
         params.cvae.seeds[0],
     )
     monkeypatch.setenv("ZGAIN_THREADS", "1")
-    train_cvae.run(params, variant, rate, seed, device="cpu")
+    train_cvae.run(params, variant, seed, device="cpu", rates=[rate])
     metrics = json.loads(
-        (run_dir(params.paths.cvae_live, variant, rate, seed) / "metrics.json").read_text()
+        (Run(variant, rate, seed).live_dir(params.paths.cvae_live) / "metrics.json").read_text()
     )
     assert metrics["environment"]["threads"] == 1
     assert metrics["environment"]["device"] == "cpu"

@@ -24,7 +24,8 @@ from zgain.base.model import load_base
 from zgain.base.schema import EXAMPLES_SCHEMA
 from zgain.core.environment import resolve_device
 from zgain.core.errors import ProvenanceError
-from zgain.core.io import read_table, run_dir, sha256_file
+from zgain.core.io import read_table, sha256_file
+from zgain.core.runs import Run
 from zgain.cvae.model import CVAE, kl_diag_gaussians, load_cvae, save_cvae
 from zgain.evaluate.estimators import probe_split
 from zgain.evaluate.schema import (
@@ -56,12 +57,12 @@ def _copy_pipeline(params: Params, dest: Path) -> Params:
 
 
 def _eval_table(params: Params, variant: str, seed: int) -> pd.DataFrame:
-    path = run_dir(params.paths.eval_dir, variant, RATE, seed) / "examples.parquet"
+    path = Run(variant, RATE, seed).eval_dir(params.paths.eval_dir) / "examples.parquet"
     return read_table(path, EVAL_SCHEMA).to_pandas()
 
 
 def _eval_metrics(params: Params, variant: str, seed: int) -> dict[str, object]:
-    path = run_dir(params.paths.eval_dir, variant, RATE, seed) / "metrics.json"
+    path = Run(variant, RATE, seed).eval_dir(params.paths.eval_dir) / "metrics.json"
     return json.loads(path.read_text())
 
 
@@ -83,7 +84,7 @@ def _assert_metric(metrics: dict[str, object], key: str, expected: float) -> Non
 
 @pytest.mark.parametrize(("variant", "seed"), RUNS)
 def test_table_has_the_schema_and_one_row_per_test_example(tiny_runs, variant, seed):
-    path = run_dir(tiny_runs.paths.eval_dir, variant, RATE, seed) / "examples.parquet"
+    path = Run(variant, RATE, seed).eval_dir(tiny_runs.paths.eval_dir) / "examples.parquet"
     assert pq.read_schema(path).remove_metadata() == EVAL_SCHEMA
     table = _eval_table(tiny_runs, variant, seed)
     split = _test_split(tiny_runs)
@@ -219,9 +220,7 @@ def _untrained_checkpoint(params: Params, variant: str, seed: int, *, zero_poste
         torch.nn.init.zeros_(model.posterior_encoder.out.weight)
         torch.nn.init.zeros_(model.posterior_encoder.out.bias)
     extra = {"variant": variant, "seed": seed, "base_sha256": sha256_file(params.paths.base_model)}
-    save_cvae(
-        run_dir(params.paths.cvae_dir, variant, RATE, seed).with_suffix(".pt"), model, extra=extra
-    )
+    save_cvae(Run(variant, RATE, seed).checkpoint(params.paths.cvae_dir), model, extra=extra)
     return model
 
 
@@ -233,7 +232,7 @@ def test_at_the_entangled_init_every_code_length_is_b_and_every_gain_is_zero(
     variant, seed = RUNS[0]
     assert params.cvae.common.model.prior == "standard"
     model = _untrained_checkpoint(params, variant, seed, zero_posterior=False)
-    metrics = evaluate.run(params, variant, RATE, seed, device="cpu")
+    (metrics,) = evaluate.run(params, variant, seed, device="cpu", rates=[RATE])
     table = _eval_table(params, variant, seed)
     base = table["surprisal_sum"]
     for column in ("nll_post", "nll_marginal", "nll_prior", "nll_shuffled"):
@@ -263,7 +262,7 @@ def test_with_q_equal_to_the_standard_prior_kl_is_zero_and_m_is_b(tiny_pipeline,
     params = _copy_pipeline(tiny_pipeline, tmp_path / "copy")
     variant, seed = RUNS[0]
     _untrained_checkpoint(params, variant, seed, zero_posterior=True)
-    metrics = evaluate.run(params, variant, RATE, seed, device="cpu")
+    (metrics,) = evaluate.run(params, variant, seed, device="cpu", rates=[RATE])
     table = _eval_table(params, variant, seed)
     np.testing.assert_array_equal(table["kl"], 0.0)
     np.testing.assert_allclose(table["nll_marginal"], table["surprisal_sum"], atol=INIT_TOL)
@@ -279,10 +278,10 @@ def test_a_checkpoint_from_another_base_is_refused(tiny_pipeline, tmp_path, reco
     extra = {"variant": variant, "seed": seed}
     if recorded is not None:
         extra["base_sha256"] = recorded
-    checkpoint = run_dir(params.paths.cvae_dir, variant, RATE, seed).with_suffix(".pt")
+    checkpoint = Run(variant, RATE, seed).checkpoint(params.paths.cvae_dir)
     save_cvae(checkpoint, model, extra=extra)
     with pytest.raises(ProvenanceError, match=str(checkpoint)):
-        evaluate.run(params, variant, RATE, seed, device="cpu")
+        evaluate.run(params, variant, seed, device="cpu", rates=[RATE])
 
 
 @pytest.mark.parametrize("n", [2, 3, 7, 100])
@@ -307,7 +306,7 @@ def test_shuffle_partner_needs_two_examples():
 def test_evaluation_is_deterministic_for_a_fixed_seed_and_changes_with_another(tiny_runs):
     params = tiny_runs
     variant, seed = RUNS[0]
-    model, _ = load_cvae(run_dir(params.paths.cvae_dir, variant, RATE, seed).with_suffix(".pt"))
+    model, _ = load_cvae(Run(variant, RATE, seed).checkpoint(params.paths.cvae_dir))
     _, batch = load_packed(params.paths.synthetic_dir, "test", _world(params))
     settings = params.evaluate
 

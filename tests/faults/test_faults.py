@@ -27,7 +27,8 @@ VARIANT = "token_mean"
 TOKENS = "data/surprisal/tokens.parquet"
 EXAMPLES = "data/surprisal/examples.parquet"
 RATE = 0.5
-RUN = f"{RATE!r}-0"  # the stage-name suffix of the one (rate, seed) run
+RUN = "0"  # the stage-name suffix of the one group: `train_cvae@token_mean-0`
+CHECKPOINT = f"rate{RATE!r}.pt"  # the group's one run's checkpoint file
 
 
 def tiny_single_run() -> dict:
@@ -215,10 +216,10 @@ def killed_at(repo: Path, suffix: str, *args: str):
 def test_a_kill_during_a_checkpoint_save_recovers_on_the_next_repro(repo: Path) -> None:
     before = lock(repo)
     stage = f"train_cvae@{VARIANT}-{RUN}"
-    killed_at(repo, "seed0.pt", "-f", "-s", stage)
+    killed_at(repo, CHECKPOINT, "-f", "-s", stage)
     left = temporaries(repo)
-    assert [p.name.startswith(".seed0.pt.") for p in left] == [True]
-    assert not (repo / "models" / "cvae" / VARIANT / f"rate{RATE!r}" / "seed0.pt").exists()
+    assert [p.name.startswith(f".{CHECKPOINT}.") for p in left] == [True]
+    assert not (repo / "models" / "cvae" / VARIANT / "seed0" / CHECKPOINT).exists()
     assert sh(repo, "git", "status", "--porcelain") == ""  # git ignores the temporary
     # DVC restores the stage from its run cache (or reruns it): same bytes, so the evaluation
     # downstream stays valid and nothing else runs
@@ -237,8 +238,8 @@ def test_a_temporary_in_a_directory_dependency_changes_no_hash(repo: Path) -> No
         / "data"
         / "eval"
         / VARIANT
-        / f"rate{RATE!r}"
         / "seed0"
+        / f"rate{RATE!r}"
         / f".metrics.json.x1{TMP_SUFFIX}"
     )
     leftover.write_text("half a file")

@@ -29,7 +29,8 @@ import pyarrow as pa
 import yaml
 from conftest import REPO_ROOT
 
-from zgain.core.io import list_array, run_dir, write_json, write_table
+from zgain.core.io import list_array, write_json, write_table
+from zgain.core.runs import Run
 from zgain.evaluate.schema import DECOMPOSITION_KEYS, ENVIRONMENT_KEY, EVAL_SCHEMA, RECOVERY_KEYS
 from zgain.params import Params, parse_params
 from zgain.report.loading import USAGE_KEYS
@@ -165,7 +166,7 @@ def write_curves(live_dir: Path, variant: str, rate: float, seed: int) -> None:
     """dvclive-style TSVs (`step`, quantity) of every CURVE_QUANTITIES for one run."""
     from zgain.report.curves import CURVE_QUANTITIES
 
-    where = run_dir(live_dir, variant, rate, seed) / "plots" / "metrics"
+    where = Run(variant, rate, seed).live_dir(live_dir) / "plots" / "metrics"
     where.mkdir(parents=True, exist_ok=True)
     for quantity in CURVE_QUANTITIES:
         lines = [f"step\t{quantity}"] + [
@@ -177,7 +178,7 @@ def write_curves(live_dir: Path, variant: str, rate: float, seed: int) -> None:
 def write_run(
     eval_dir: Path, variant: str, seed: int, sum_marginal: float = -0.1, rate: float = HEADLINE
 ) -> None:
-    where = run_dir(eval_dir, variant, rate, seed)
+    where = Run(variant, rate, seed).eval_dir(eval_dir)
     write_table(fake_examples(variant, seed), where / "examples.parquet", EVAL_SCHEMA)
     metrics = fake_metrics(variant, seed, sum_marginal, rate)
     write_json({**metrics, ENVIRONMENT_KEY: FAKE_ENVIRONMENT}, where / "metrics.json")

@@ -14,7 +14,7 @@ from report_fakes import HEADLINE, LOW, REMOVED, WEIGHTS, build, make_params, wr
 
 from stages import report as report_stage
 from zgain.core.errors import DataError
-from zgain.core.io import run_dir
+from zgain.core.runs import Run
 from zgain.params import Params
 from zgain.report.loading import load_results
 
@@ -57,7 +57,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Params, Path]:
     params = make_params(root)
     write_runs(Path(params.paths.eval_dir))
     # The removed variant's outputs stay on disk, even broken: they must never be read.
-    (run_dir(params.paths.eval_dir, REMOVED, HEADLINE, 0) / "metrics.json").write_text("not json")
+    (Run(REMOVED, HEADLINE, 0).eval_dir(params.paths.eval_dir) / "metrics.json").write_text(
+        "not json"
+    )
     report_stage.run(params)
     return params, Path(params.paths.reports_dir)
 
@@ -104,9 +106,9 @@ def test_rerun_writes_identical_bytes_and_removes_stale_files(built: tuple[Param
 def test_missing_run_names_the_dvc_command(tmp_path: Path, missing_file: str) -> None:
     params = make_params(tmp_path)
     write_runs(Path(params.paths.eval_dir))
-    missing = run_dir(params.paths.eval_dir, "token_sum", LOW, 1) / missing_file
+    missing = Run("token_sum", LOW, 1).eval_dir(params.paths.eval_dir) / missing_file
     missing.unlink()
-    pattern = re.escape(str(missing)) + r".*" + re.escape("`dvc repro evaluate@token_sum-1.0-1`")
+    pattern = re.escape(str(missing)) + r".*" + re.escape("`dvc repro evaluate@token_sum-1`")
     with pytest.raises(DataError, match=pattern):
         report_stage.run(params)
     assert not Path(params.paths.reports_dir).exists()
@@ -115,18 +117,18 @@ def test_missing_run_names_the_dvc_command(tmp_path: Path, missing_file: str) ->
 def test_stale_metrics_without_a_new_key_fail(tmp_path: Path) -> None:
     params = make_params(tmp_path)
     write_runs(Path(params.paths.eval_dir))
-    path = run_dir(params.paths.eval_dir, "token_mean", HEADLINE, 2) / "metrics.json"
+    path = Run("token_mean", HEADLINE, 2).eval_dir(params.paths.eval_dir) / "metrics.json"
     metrics = json.loads(path.read_text())
     del metrics["z_information"]
     path.write_text(json.dumps(metrics))
-    with pytest.raises(DataError, match=r"z_information.*evaluate@token_mean-2.5-2"):
+    with pytest.raises(DataError, match=r"z_information.*evaluate@token_mean-2"):
         report_stage.run(params)
 
 
 def test_runs_disagreeing_on_the_split_fail(tmp_path: Path) -> None:
     params = make_params(tmp_path)
     write_runs(Path(params.paths.eval_dir))
-    path = run_dir(params.paths.eval_dir, "example_inverse", HEADLINE, 0) / "metrics.json"
+    path = Run("example_inverse", HEADLINE, 0).eval_dir(params.paths.eval_dir) / "metrics.json"
     metrics = json.loads(path.read_text())
     metrics["oracle_info"] += 1.0
     path.write_text(json.dumps(metrics))
@@ -147,7 +149,7 @@ def test_one_seed_report_builds(tmp_path: Path) -> None:
 def test_missing_training_curve_names_the_file(tmp_path: Path) -> None:
     params = make_params(tmp_path)
     write_runs(Path(params.paths.eval_dir), live_dir=Path(params.paths.cvae_live))
-    curve = run_dir(params.paths.cvae_live, "token_sum", HEADLINE, 0) / "plots/metrics/kl.tsv"
+    curve = Run("token_sum", HEADLINE, 0).live_dir(params.paths.cvae_live) / "plots/metrics/kl.tsv"
     curve.unlink()
     with pytest.raises(DataError, match=re.escape(str(curve))):
         report_stage.run(params)

@@ -8,14 +8,15 @@ import pytest
 from report_fakes import FAKE_ENVIRONMENT, RATES, SEEDS, WEIGHTS, make_params, write_runs
 
 from stages import report as report_stage
-from zgain.core.io import read_json, run_dir, write_json
+from zgain.core.io import read_json, write_json
+from zgain.core.runs import Run
 from zgain.evaluate.schema import ENVIRONMENT_KEY
 from zgain.report.devices import device_kind
 
 
 def set_device(eval_dir: Path, variant: str, seed: int, device: str | None) -> None:
     for rate in RATES:
-        path = run_dir(eval_dir, variant, rate, seed) / "metrics.json"
+        path = Run(variant, rate, seed).eval_dir(eval_dir) / "metrics.json"
         metrics = read_json(path)
         if device is None:
             del metrics[ENVIRONMENT_KEY]

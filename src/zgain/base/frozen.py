@@ -6,6 +6,7 @@ Whatever reads the surprisal tables together with a base checkpoint goes through
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -68,9 +69,21 @@ def _aligned(
 
 def load_frozen(paths: PathParams, split: Split, width: int) -> FrozenSurprisal:
     """Surprisal of `split` plus the normalizer, after checking all three artefacts agree."""
+    (frozen,) = load_frozen_splits(paths, [split], width)
+    return frozen
+
+
+def load_frozen_splits(
+    paths: PathParams, splits: Sequence[Split], width: int
+) -> list[FrozenSurprisal]:
+    """`load_frozen` of several splits, reading and checking the tables and hashing the base
+    checkpoint once."""
     tables = read_surprisal_tables(paths.surprisal_dir)  # both tables record the same sha256
     sha = check_provenance(str(tables.tokens_path), tables.base_sha256, paths.base_model)
     normalizer = load_normalizer(paths.normalizer)
-    check_provenance(paths.normalizer, normalizer.base_sha256, paths.base_model)
-    surprisal, mask = _aligned(tables.tokens, tables.tokens_path, split, width)
-    return FrozenSurprisal(surprisal, mask, normalizer, sha)
+    check_provenance(paths.normalizer, normalizer.base_sha256, paths.base_model, sha)
+    out = []
+    for split in splits:
+        surprisal, mask = _aligned(tables.tokens, tables.tokens_path, split, width)
+        out.append(FrozenSurprisal(surprisal, mask, normalizer, sha))
+    return out

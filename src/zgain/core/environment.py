@@ -212,3 +212,40 @@ def check_finite(step: int, terms: Mapping[str, float]) -> None:
             raise NonFiniteLossError(
                 f"step {step}: loss term {name!r} is {value}; training stopped"
             )
+
+
+class FiniteWatch:
+    """Watches a run's loss terms for the first non-finite value without reading it back.
+
+    `observe` records, on the terms' device, the first step at which each term was non-finite;
+    `check` reads that record back (one transfer) and raises `NonFiniteLossError` naming the
+    earliest such step and its term, as `check_finite` would have at that step. On a GPU the
+    fit loop checks at log steps only, so no step waits for the host.
+    """
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.names: list[str] | None = None
+        self.first_step: torch.Tensor | None = None  # (K,) int64, -1 while finite
+        self.first_value: torch.Tensor | None = None  # (K,) float64, the value at first_step
+
+    def observe(self, step: int, terms: Mapping[str, torch.Tensor]) -> None:
+        values = torch.stack([t.detach().to(torch.float64).reshape(()) for t in terms.values()])
+        if self.names is None:
+            self.names = list(terms)
+            self.first_step = torch.full(values.shape, -1, dtype=torch.int64, device=values.device)
+            self.first_value = torch.zeros_like(values)
+        elif list(terms) != self.names:
+            raise ValueError(f"terms changed between steps: {self.names} then {list(terms)}")
+        new = ~torch.isfinite(values) & (self.first_step < 0)
+        self.first_step = torch.where(new, step, self.first_step)
+        self.first_value = torch.where(new, values, self.first_value)
+
+    def check(self) -> None:
+        if self.names is None or self.first_step is None or self.first_value is None:
+            return
+        steps = self.first_step.tolist()
+        bad = [(s, k) for k, s in enumerate(steps) if s >= 0]
+        if bad:
+            step, k = min(bad)
+            check_finite(step, {self.names[k]: float(self.first_value[k])})

@@ -107,17 +107,6 @@ def sweep_temporaries(*outputs: str | Path) -> list[Path]:
     return removed
 
 
-def rate_label(rate: float) -> str:
-    """How a target rate names its runs' files, as DVC writes `${item.rate}`: `1.0`, `0.25`."""
-    return repr(float(rate))
-
-
-def run_dir(root: str | Path, variant: str, rate: float, seed: int) -> Path:
-    """`<root>/<variant>/rate<rate>/seed<seed>`: where one (variant, rate, seed) run keeps its
-    files."""
-    return Path(root) / variant / f"rate{rate_label(rate)}" / f"seed{seed}"
-
-
 def write_json(obj: object, path: str | Path) -> None:
     """Write `obj` as indented JSON, atomically; NaN is refused (it is not JSON)."""
     with atomic_path(path) as tmp:
@@ -200,15 +189,26 @@ def sha256_file(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def check_provenance(what: str, recorded: str | None, checkpoint: str | Path) -> str:
-    """Stop unless `recorded` (the sha256 `what` claims) is the sha256 of `checkpoint`."""
-    actual = sha256_file(checkpoint)
+def check_provenance(
+    what: str,
+    recorded: str | None,
+    checkpoint: str | Path,
+    actual: str | None = None,
+    *,
+    remedy: str = "rerun the surprisal stage",
+) -> str:
+    """Stop unless `recorded` (the sha256 `what` claims) is the sha256 of `checkpoint`.
+
+    actual: the checkpoint's sha256 when the caller has hashed it already (hashed here if not);
+    remedy: what the message tells the user to do about a mismatch.
+    """
+    actual = actual or sha256_file(checkpoint)
     if recorded is None:
         raise ProvenanceError(f"{what}: records no base checkpoint sha256 (key {BASE_SHA_KEY})")
     if recorded != actual:
         raise ProvenanceError(
             f"{what} was computed with base checkpoint sha256 {recorded}, "
-            f"but {checkpoint} has sha256 {actual}: rerun the surprisal stage"
+            f"but {checkpoint} has sha256 {actual}: {remedy}"
         )
     return actual
 

@@ -168,18 +168,31 @@ class CVAE(nn.Module):
         with torch.no_grad():
             return self.base_reader.hidden(tokens[:, : self.base_reader.max_len])
 
-    def posterior(self, encoder_input: Tensor) -> tuple[Tensor, Tensor]:
-        """q(z|x,y): encoder_input (B, X+1+T) -> mu, logvar (B, Dz)."""
-        return self.posterior_encoder(encoder_input, self.base_features(encoder_input))
+    def posterior(
+        self, encoder_input: Tensor, features: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """q(z|x,y): encoder_input (B, X+1+T) -> mu, logvar (B, Dz).
 
-    def prior(self, prior_input: Tensor) -> tuple[Tensor, Tensor]:
-        """p(z|x): prior_input (B, X+1) -> mu, logvar (B, Dz); zeros for the standard prior."""
+        features: `base_features(encoder_input)` when the caller has them already (runs that
+        share a batch share the frozen reader's pass); None computes them here.
+        """
+        if features is None:
+            features = self.base_features(encoder_input)
+        return self.posterior_encoder(encoder_input, features)
+
+    def prior(self, prior_input: Tensor, features: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """p(z|x): prior_input (B, X+1) -> mu, logvar (B, Dz); zeros for the standard prior.
+
+        features: as for `posterior`, of prior_input.
+        """
         if self.prior_encoder is None:
             zeros = torch.zeros(
                 prior_input.shape[0], self.cfg.latent_dim, device=prior_input.device
             )
             return zeros, zeros.clone()
-        return self.prior_encoder(prior_input, self.base_features(prior_input))
+        if features is None:
+            features = self.base_features(prior_input)
+        return self.prior_encoder(prior_input, features)
 
     def decode(self, decoder_input: Tensor, z: Tensor) -> Tensor:
         """p(y|x,z): decoder_input (B, X+T), z (B, Dz) -> logits (B, X+T, V)."""

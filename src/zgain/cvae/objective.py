@@ -8,7 +8,7 @@ minimise) in nats. Shapes: B examples, T positions, V vocabulary, D latent dimen
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -106,7 +106,7 @@ def loss_terms(
     normalizer: float,
     eps: float,
     kl_per_dim: Tensor,
-    beta: float,
+    beta: float | Tensor,
     free_bits: float,
     bow: Tensor | None = None,
     bow_weight: float = 0.0,
@@ -116,9 +116,10 @@ def loss_terms(
 
     nll, surprisal (B, T) nats, mask (B, T) bool, kl_per_dim (B, D) nats, bow (B,) nats or None;
     weights are the λ of the registered terms (`zgain.cvae.terms.TERMS`), beta the current β
-    (see `zgain.cvae.rate`), unified the settings of the `unified` term.
+    (see `zgain.cvae.rate`; a 0-d tensor from the rate target, never read back here), unified
+    the settings of the `unified` term.
     """
-    if beta < 0:
+    if not isinstance(beta, Tensor) and beta < 0:
         raise ValueError(f"beta must be >= 0, got {beta}")
     if bow_weight < 0:
         raise ValueError(f"bow_weight must be >= 0, got {bow_weight}")
@@ -136,7 +137,8 @@ def loss_terms(
     total = recon + beta * kl_fb
     if bow_mean is not None and bow_weight != 0:
         total = total + bow_weight * bow_mean
-    return LossTerms(total, recon, kl, kl_fb, bow_mean, recon.new_tensor(beta), terms)
+    beta_value = beta.to(recon) if isinstance(beta, Tensor) else recon.new_tensor(beta)
+    return LossTerms(total, recon, kl, kl_fb, bow_mean, beta_value, terms)
 
 
 def weight_errors(variant: str, weights: Mapping[str, float]) -> list[str]:
@@ -150,22 +152,25 @@ def weight_errors(variant: str, weights: Mapping[str, float]) -> list[str]:
 
 @dataclass(frozen=True)
 class Objective:
-    """Everything the loss needs besides the batch: the variant's λ, the β schedule (which may
-    adapt to the observed KL, docs/method.md#rate-targeted-training) and the normalizer."""
+    """Everything the loss needs besides the batch and β: the variant's λ and the normalizer.
+
+    β comes from the run's schedule (`schedule()`), which the fit loop owns and updates: the
+    objective itself is frozen and keeps no state.
+    """
 
     common: CommonCVAEParams
     variant: ResolvedVariant
     normalizer: float  # N = E[b] over the train split
     rate: float  # target KL C of a rate_target schedule (nats per example)
-    schedule: BetaSchedule = field(init=False)
 
     def __post_init__(self) -> None:
         lines = weight_errors(self.variant.name, self.variant.weights)
         if lines:
             raise ParamsError(*lines)
-        object.__setattr__(
-            self, "schedule", make_schedule(self.common, self.variant.beta, self.rate)
-        )
+
+    def schedule(self) -> BetaSchedule:
+        """A fresh β schedule for one run of this objective (from the variant's β)."""
+        return make_schedule(self.common, self.variant.beta, self.rate)
 
     def loss(
         self,
@@ -173,10 +178,10 @@ class Objective:
         surprisal: Tensor,
         mask: Tensor,
         kl_per_dim: Tensor,
-        step: int,
+        beta: float | Tensor,
         bow: Tensor | None,
     ) -> LossTerms:
-        """The variant's loss terms of one batch at optimisation step `step`."""
+        """The variant's loss terms of one batch at the KL weight `beta`."""
         return loss_terms(
             nll,
             surprisal,
@@ -185,7 +190,7 @@ class Objective:
             normalizer=self.normalizer,
             eps=self.common.eps,
             kl_per_dim=kl_per_dim,
-            beta=self.schedule.beta(step),
+            beta=beta,
             free_bits=self.variant.free_bits,
             bow=bow,
             bow_weight=self.common.bow_weight,

@@ -1,8 +1,10 @@
 """β schedules as controllers: fixed schedules, and dual ascent on log β toward a target rate.
 
 docs/method.md#rate-targeted-training. A schedule answers `beta(step)` before a step and is told
-the batch's KL after it (`observe`); only the rate target uses what it is told. Plain floats:
-the controller holds no tensors and does no I/O.
+the batch's KL after it (`observe`); only the rate target uses what it is told. The rate target
+keeps its multiplier as 0-d float64 tensors on the batch's device, so on a GPU it updates
+without reading anything back to the host; `state()` is the one read-back, at log steps. A
+schedule is the fit loop's state (one per run), never part of the frozen objective.
 """
 
 from __future__ import annotations
@@ -11,15 +13,18 @@ import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import torch
+from torch import Tensor
+
 from zgain.params import BetaScheduleName, CommonCVAEParams, RateTargetParams
 
 FIXED_SCHEDULES: tuple[str, ...] = ("constant", "linear", "cyclical")
 
 
 class BetaSchedule(Protocol):
-    def beta(self, step: int) -> float: ...
+    def beta(self, step: int) -> float | Tensor: ...
 
-    def observe(self, step: int, kl: float) -> None: ...
+    def observe(self, step: int, kl: Tensor | float) -> None: ...
 
     def state(self) -> dict[str, float]: ...
 
@@ -82,14 +87,16 @@ class RateTarget:
     updated (the KL of a half-weighted β says nothing about the equilibrium). From then on, each
     observed batch KL updates KL_ema ← ema·KL_ema + (1 − ema)·KL (KL_ema starts at the first
     observation) and log β ← clamp(log β + eta·(KL_ema − target), log β_min, log β_max).
+    log β and KL_ema are 0-d float64 tensors that move to the device of the first observed KL.
     """
 
     target: float  # C, nats per example
     beta_init: float
     settings: RateTargetParams
     warmup_steps: int
-    log_beta: float = field(init=False)
-    kl_ema: float = field(init=False, default=math.nan)
+    log_beta: Tensor = field(init=False)
+    kl_ema: Tensor = field(init=False)
+    observed: bool = field(init=False, default=False)
 
     def __post_init__(self) -> None:
         if self.target <= 0:
@@ -100,22 +107,29 @@ class RateTarget:
                 f"initial beta must lie in [beta_min, beta_max] = [{s.beta_min}, {s.beta_max}], "
                 f"got {self.beta_init}"
             )
-        self.log_beta = math.log(self.beta_init)
+        self.log_beta = torch.tensor(math.log(self.beta_init), dtype=torch.float64)
+        self.kl_ema = torch.tensor(math.nan, dtype=torch.float64)
 
-    def beta(self, step: int) -> float:
-        return warmup_factor(step, self.warmup_steps) * math.exp(self.log_beta)
+    def beta(self, step: int) -> Tensor:
+        return warmup_factor(step, self.warmup_steps) * torch.exp(self.log_beta)
 
-    def observe(self, step: int, kl: float) -> None:
+    def observe(self, step: int, kl: Tensor | float) -> None:
+        kl = torch.as_tensor(kl).detach().to(torch.float64).reshape(())
         ema = self.settings.ema
-        self.kl_ema = kl if math.isnan(self.kl_ema) else ema * self.kl_ema + (1 - ema) * kl
+        if not self.observed:
+            self.kl_ema = kl.clone()
+            self.log_beta = self.log_beta.to(kl.device)
+            self.observed = True
+        else:
+            self.kl_ema = ema * self.kl_ema + (1 - ema) * kl
         if step < self.warmup_steps:
             return
         s = self.settings
         stepped = self.log_beta + s.eta * (self.kl_ema - self.target)
-        self.log_beta = min(max(stepped, math.log(s.beta_min)), math.log(s.beta_max))
+        self.log_beta = stepped.clamp(math.log(s.beta_min), math.log(s.beta_max))
 
     def state(self) -> dict[str, float]:
-        return {"kl_target": self.target, "kl_ema": self.kl_ema}
+        return {"kl_target": self.target, "kl_ema": float(self.kl_ema)}
 
 
 @dataclass
@@ -137,7 +151,7 @@ class FixedSchedule:
             total_steps=c.steps,
         )
 
-    def observe(self, step: int, kl: float) -> None:
+    def observe(self, step: int, kl: Tensor | float) -> None:
         return None
 
     def state(self) -> dict[str, float]:

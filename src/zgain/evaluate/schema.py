@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from zgain.core.runs import ENVIRONMENT_KEY as _ENVIRONMENT_KEY
+from zgain.core.runs import KL_TARGET_KEY as _KL_TARGET_KEY
+
 EVAL_SCHEMA = pa.schema(
     [
         ("example_id", pa.int64()),
@@ -27,12 +30,9 @@ EVAL_SCHEMA = pa.schema(
     ]
 )
 
-ENVIRONMENT_KEY = "environment"
-"""Key of metrics.json holding what the run ran on (device, dtype, threads, torch version)."""
-
-KL_TARGET_KEY = "kl_target"
-"""Key of metrics.json (and of the CVAE checkpoint) holding the target KL C the run was trained
-toward (nats per example), null under a fixed β schedule."""
+# Keys shared with training live in core (zgain.core.runs); metrics.json carries both.
+ENVIRONMENT_KEY = _ENVIRONMENT_KEY
+KL_TARGET_KEY = _KL_TARGET_KEY
 
 DECOMPOSITION_KEYS: tuple[str, ...] = (
     "base_nll",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from zgain.core.errors import DataError
-from zgain.core.io import run_dir
+from zgain.core.runs import Run
 
 CURVE_QUANTITIES = ("kl", "beta", "recon", "val_z_information")
 """The quantities joined across runs (KL, β, the weighted reconstruction, validation I^θ)."""
@@ -46,7 +46,8 @@ def learning_curves(
     frames = []
     for variant in variants:
         for seed in seeds:
-            path = run_dir(live_dir, variant, rate, seed) / "plots" / "metrics" / f"{quantity}.tsv"
+            where = Run(variant, rate, seed).live_dir(live_dir)
+            path = where / "plots" / "metrics" / f"{quantity}.tsv"
             curve = read_curve(path, quantity).reset_index()
             curve.insert(1, "series", f"{variant}/seed{seed}")
             frames.append(curve)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from zgain.core.io import rate_label, read_json
+from zgain.core.io import read_json
+from zgain.core.runs import rate_label
 from zgain.evaluate.schema import ENVIRONMENT_KEY
 
 DEVICE_COLUMN = "device_kind"

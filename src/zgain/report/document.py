@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from zgain.core.io import atomic_dir, atomic_path, rate_label, write_json
+from zgain.core.io import atomic_dir, atomic_path, write_json
+from zgain.core.runs import rate_label
 from zgain.params import Params
 from zgain.report.commentary import (
     WINNER_METRICS,

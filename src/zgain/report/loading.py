@@ -18,7 +18,8 @@ import pandas as pd
 import pyarrow as pa
 
 from zgain.core.errors import DataError
-from zgain.core.io import padded, rate_label, read_json, read_table, run_dir
+from zgain.core.io import padded, read_json, read_table
+from zgain.core.runs import EVALUATE_STAGE, Run, rate_label
 from zgain.evaluate.schema import (
     DECOMPOSITION_KEYS,
     ENVIRONMENT_KEY,
@@ -108,8 +109,8 @@ class EvalResults:
 
 
 def stage_name(variant: str, rate: float, seed: int) -> str:
-    """The dvc.yaml matrix stage that writes this run's evaluation."""
-    return f"evaluate@{variant}-{rate_label(rate)}-{seed}"
+    """The dvc.yaml matrix stage that writes this run's evaluation (its group's)."""
+    return Run(variant, rate, seed).stage(EVALUATE_STAGE)
 
 
 def missing_run(variant: str, rate: float, seed: int, path: Path) -> DataError:
@@ -210,7 +211,7 @@ def load_results(
     reference_ids: np.ndarray | None = None
     for variant in variants:
         for seed in seeds:
-            where = run_dir(eval_dir, variant, rate, seed)
+            where = Run(variant, rate, seed).eval_dir(eval_dir)
             metrics = read_run_metrics(where / METRICS_FILE, variant, rate, seed)
             table = read_run_examples(where / EXAMPLES_FILE, variant, rate, seed)
             if metrics["n_examples"] != table.num_rows:

@@ -1,0 +1,235 @@
+"""Study throughput: runs per hour of one-run stages against grouped stages, and the step's
+distance from its FLOP bound, with the gain of each lever alone.
+
+    python -m bench.bench_study [--steps N] [--repeats R] [--out bench/study-results.md]
+
+Stages run as whole processes (start-up, loading, training, evaluation, writes), as `dvc repro`
+runs them, on a project prepared at the default params (a sampled world and a freshly
+initialized base: costs do not depend on the weights). "One-run stages" is the layout before
+groups: one process per (variant, rate, seed) with every thread; "grouped" is today's: one
+process per (variant, seed) group, its runs side by side (docs/architecture.md#runs-and-groups).
+The two are interleaved, median of the repeats. The lever rows time one train step in this
+process: each lever alone against the solo step on every thread.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TQDM_DISABLE", "1")
+
+import argparse  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import torch  # noqa: E402
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+from bench.bench_memory import prepare  # noqa: E402
+from bench.timing import Row, Section, interleaved, machine, median  # noqa: E402
+from bench.workload import REPO_ROOT, VARIANT, merge, params_with, raw_params, workload  # noqa: E402
+from zgain.base.model import BaseLM, save_base  # noqa: E402
+from zgain.core.environment import available_cpus  # noqa: E402
+from zgain.core.sequences import minibatches, select  # noqa: E402
+from zgain.cvae.fit import ReaderFeatures, batch_loss, param_groups  # noqa: E402
+from zgain.world.synthetic import World  # noqa: E402
+
+TARGET = 1.8
+"""Runs per hour of the grouped stages over one-run stages that the engine aims for."""
+PEAK_SIZE = 2048
+"""Side of the square fp32 matmul whose speed stands for the machine's peak."""
+
+
+def stage(root: Path, module: str, threads: int) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "ZGAIN_THREADS": str(threads)}
+    args = [sys.executable, "-m", f"stages.{module}", "--variant", VARIANT, "--seed", "0"]
+    done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{module} in {root} failed: {done.stderr[-2000:]}")
+
+
+def study_seconds(raw: dict, steps: int, repeats: int, threads: int) -> dict[str, float]:
+    """Median seconds to train and evaluate every rate of one group, both ways."""
+    rates = raw["cvae"]["rates"]
+    raw = merge(raw, {"cvae": {"common": {"steps": steps}}})
+    with tempfile.TemporaryDirectory() as tmp:
+        params = params_with(raw)
+        world = World.from_params(params.data)
+        torch.manual_seed(0)
+        base_path = Path(tmp) / "base.pt"
+        save_base(base_path, BaseLM(params.base.model, world.vocab, world.max_len))
+        grouped = prepare(Path(tmp) / "grouped", raw, base_path)
+        solo = [
+            prepare(Path(tmp) / f"solo{k}", merge(raw, {"cvae": {"rates": [r]}}), base_path)
+            for k, r in enumerate(rates)
+        ]
+
+        def one_run_stages() -> None:
+            for root in solo:
+                stage(root, "train_cvae", threads)
+                stage(root, "evaluate", threads)
+
+        def grouped_stages() -> None:
+            stage(grouped, "train_cvae", threads)
+            stage(grouped, "evaluate", threads)
+
+        times = interleaved(
+            {"one-run stages": one_run_stages, "grouped stages": grouped_stages}, repeats, 0
+        )
+    return {name: median(t) for name, t in times.items()}
+
+
+def step_levers(raw: dict, threads: int, steps: int = 30) -> dict[str, float]:
+    """Milliseconds per run-step of each way to take a train step, and the step's FLOPs."""
+    params = params_with(raw)
+    work = workload(params, 4096)
+    objective = work.objective()
+    surprisal = work.surprisal
+    batch_size = params.cvae.common.batch_size
+
+    def member():
+        torch.manual_seed(0)
+        model = work.cvae().train()
+        optimizer = torch.optim.Adam(param_groups(model, 1e-3, 1e-4))
+        return model, optimizer, torch.Generator().manual_seed(0)
+
+    def run(members: int, shared_reader: bool, prefix: bool, n: int) -> float:
+        models = [member() for _ in range(members)]
+        batches = minibatches(work.batch.targets.shape[0], batch_size, torch.Generator())
+        start = 0.0
+        for step in range(n + 5):
+            if step == 5:
+                start = time.perf_counter()
+            index = next(batches)
+            part = select(work.batch, index)
+            shared = ReaderFeatures.of(models[0][0], part) if shared_reader else None
+            for model, optimizer, noise in models:
+                features = shared
+                if features is None:
+                    features = (
+                        ReaderFeatures.of(model, part)
+                        if prefix
+                        else ReaderFeatures(
+                            model.base_features(part.encoder_input),
+                            model.base_features(part.prior_input),
+                        )
+                    )
+                terms, _ = batch_loss(
+                    model, part, surprisal[index], objective, 0.1,
+                    max_x_len=work.max_x_len, generator=noise, features=features,
+                )  # fmt: skip
+                optimizer.zero_grad(set_to_none=True)
+                terms.total.backward()
+                optimizer.step()
+        return 1e3 * (time.perf_counter() - start) / (n * members)
+
+    out = {}
+    torch.set_num_threads(threads)
+    out["solo, every thread, separate reader passes"] = run(1, False, False, steps)
+    out["solo, every thread"] = run(1, False, True, steps)
+    torch.set_num_threads(1)
+    out["solo, one thread"] = run(1, False, True, steps)
+    out["2 in lockstep, one thread, shared reader"] = run(2, True, True, steps)
+    torch.set_num_threads(threads)
+    model, _, noise = member()
+    part = select(work.batch, torch.arange(batch_size))
+    with FlopCounterMode(display=False) as counter:
+        terms, _ = batch_loss(
+            model, part, surprisal[:batch_size], objective, 0.1,
+            max_x_len=work.max_x_len, generator=noise,
+        )  # fmt: skip
+        terms.total.backward()
+    out["flops"] = float(counter.get_total_flops())
+    a = torch.randn(PEAK_SIZE, PEAK_SIZE)
+    a @ a
+    start = time.perf_counter()
+    for _ in range(5):
+        a @ a
+    out["peak_flops"] = 5 * 2 * PEAK_SIZE**3 / (time.perf_counter() - start)
+    return out
+
+
+def measure(raw: dict, steps: int, repeats: int) -> Section:
+    threads = available_cpus()
+    n_runs = len(raw["cvae"]["rates"])
+    study = study_seconds(raw, steps, repeats, threads)
+    levers = step_levers(raw, threads)
+    per_hour = {name: 3600 * n_runs / seconds for name, seconds in study.items()}
+    ratio = per_hour["grouped stages"] / per_hour["one-run stages"]
+    bound_ms = 1e3 * levers["flops"] / levers["peak_flops"]
+    solo_ms = levers["solo, every thread"]
+    rows = [
+        Row(f"runs per hour, {name}", f"{value:.0f} ({study[name]:.1f} s for {n_runs} runs)")
+        for name, value in per_hour.items()
+    ]
+    rows.append(Row("grouped ÷ one-run stages", f"{ratio:.2f}×", f"≥ {TARGET}×", ratio >= TARGET))
+    rows.append(
+        Row(
+            "train step (forward + backward) FLOPs; peak fp32 matmul",
+            f"{levers['flops'] / 1e9:.2f} GFLOP; {levers['peak_flops'] / 1e9:.0f} GFLOP/s "
+            f"({PEAK_SIZE}² on {threads} threads)",
+        )
+    )
+    rows.append(
+        Row(
+            "solo step on every thread vs its FLOP bound",
+            f"{solo_ms:.1f} ms vs {bound_ms:.1f} ms: {bound_ms / solo_ms:.0%} of the bound",
+        )
+    )
+    for name in (
+        "solo, every thread, separate reader passes",
+        "solo, one thread",
+        "2 in lockstep, one thread, shared reader",
+    ):
+        rows.append(
+            Row(f"run-step ms: {name}", f"{levers[name]:.1f} ms ({solo_ms / levers[name]:.2f}×)")
+        )
+    one = levers["solo, one thread"]
+    rows.append(
+        Row(
+            f"members side by side ({threads} processes × 1 thread), run-steps per second",
+            f"{threads / one * 1e3:.1f} vs {1e3 / solo_ms:.1f} solo on {threads} threads "
+            f"({threads * solo_ms / one:.2f}×, if the processes do not slow each other)",
+        )
+    )
+    return Section(
+        f"Study throughput ({steps} steps a run, {n_runs} rates a group, {threads} CPUs)",
+        rows,
+        [
+            f"Stages as whole processes, interleaved, median of {repeats}; "
+            f"variant {VARIANT}, default params otherwise (n_train {raw['data']['n_train']}). "
+            "Lever rows: one train step in this process, the ratio against the solo step on "
+            f"every thread, after 5 warm-up steps, 30 timed.",
+        ],
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=None, help="default: cvae.common.steps")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "study-results.md")
+    args = parser.parse_args()
+    raw = raw_params()
+    start = time.perf_counter()
+    section = measure(raw, args.steps or raw["cvae"]["common"]["steps"], args.repeats)
+    section.print()
+    text = [
+        "# Study throughput",
+        "",
+        f"Generated by `python -m bench.bench_study` ({(time.perf_counter() - start) / 60:.1f} "
+        "min); do not edit by hand.",
+        "",
+        *machine(),
+        "",
+        section.markdown().replace("## ", "## ", 1),
+    ]
+    args.out.write_text("\n".join(text))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
