@@ -2,9 +2,10 @@
 
 Every other stage tracks only the keys it reads, so a key no stage reads (a typo such as
 `cvea:`, or a misplaced `cvae.beta`) would leave DVC reporting "up to date" while the user
-believes a change ran. This stage's params are the whole file: any edit reruns it, and a bad
-file stops `dvc repro` with one line per problem (weight names of the reconstruction terms are
-checked where the objective is built, by `train_cvae`).
+believes a change ran. This stage depends on `params.yaml` as a file (not on its values as
+params, which would make every key a column of `dvc exp show`): any edit reruns it, and a bad
+file stops `dvc repro` with one line per problem, the weight names of every variant checked
+against the registry of reconstruction terms.
 """
 
 from __future__ import annotations
@@ -12,14 +13,24 @@ from __future__ import annotations
 import typer
 
 from zgain.core.cli import run_stage
+from zgain.core.errors import ParamsError
+from zgain.cvae.objective import weight_errors
 from zgain.params import load_params
 
 
 def main() -> None:
     params = load_params()
+    cvae = params.cvae
+    lines = [
+        line
+        for name, variant in cvae.variants.items()
+        for line in weight_errors(name, variant.weights)
+    ]
+    if lines:
+        raise ParamsError(*lines)
     typer.echo(
-        f"params.yaml is valid: {len(params.cvae.variants)} variants × "
-        f"{len(params.cvae.seeds)} seeds"
+        f"params.yaml is valid: {len(cvae.variants)} variants × {len(cvae.rates)} rates × "
+        f"{len(cvae.seeds)} seeds"
     )
 
 

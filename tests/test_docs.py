@@ -1,13 +1,17 @@
-"""The docs the code cites exist: every `docs/method.md#anchor` names a heading of that file."""
+"""The docs the code cites exist: every `docs/<page>.md#anchor` names a heading of that page,
+and every relative link in the README and docs/ points at a file that exists."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from conftest import REPO_ROOT
 
-METHOD = REPO_ROOT / "docs" / "method.md"
-CITATION = re.compile(r"docs/method\.md#([a-z0-9-]+)")
+DOCS = REPO_ROOT / "docs"
+CITATION = re.compile(r"docs/([a-z\-]+)\.md#([a-z0-9-]+)")
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#([a-z0-9-]+))?\)")
+README_MAX_LINES = 150
 
 
 def github_anchor(heading: str) -> str:
@@ -16,19 +20,48 @@ def github_anchor(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-def test_every_cited_anchor_is_a_heading_of_the_method() -> None:
-    anchors = {
-        github_anchor(line.lstrip("#"))
-        for line in METHOD.read_text().splitlines()
-        if line.startswith("#")
-    }
+def anchors(page: Path) -> set[str]:
+    """The anchors of a page's headings (lines in code fences are not headings)."""
+    found, fenced = set(), False
+    for line in page.read_text().splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif line.startswith("#") and not fenced:
+            found.add(github_anchor(line.lstrip("#")))
+    return found
+
+
+def test_every_cited_anchor_is_a_heading_of_its_page() -> None:
     sources = [*REPO_ROOT.joinpath("src").rglob("*.py"), *REPO_ROOT.joinpath("stages").glob("*.py")]
-    sources += [REPO_ROOT / "README.md", REPO_ROOT / "params.yaml", METHOD]
+    sources += [*REPO_ROOT.joinpath("tests").rglob("*.py"), *DOCS.glob("*.md")]
+    sources += [REPO_ROOT / "README.md", REPO_ROOT / "params.yaml", REPO_ROOT / "dvc.yaml"]
     cited = {
-        (path.relative_to(REPO_ROOT).as_posix(), anchor)
+        (path.relative_to(REPO_ROOT).as_posix(), page, anchor)
         for path in sources
-        for anchor in CITATION.findall(path.read_text())
+        for page, anchor in CITATION.findall(path.read_text())
     }
     assert len(cited) > 10
-    missing = sorted((path, anchor) for path, anchor in cited if anchor not in anchors)
+    missing = sorted(
+        (path, page, anchor)
+        for path, page, anchor in cited
+        if not (DOCS / f"{page}.md").is_file() or anchor not in anchors(DOCS / f"{page}.md")
+    )
     assert missing == []
+
+
+def test_every_relative_link_of_the_readme_and_docs_resolves() -> None:
+    broken = []
+    for page in [REPO_ROOT / "README.md", *DOCS.glob("*.md")]:
+        for target, anchor in LINK.findall(page.read_text()):
+            if "://" in target:
+                continue
+            path = (page.parent / target).resolve()
+            if not path.exists():
+                broken.append((page.name, target))
+            elif anchor and path.suffix == ".md" and anchor not in anchors(path):
+                broken.append((page.name, f"{target}#{anchor}"))
+    assert broken == []
+
+
+def test_the_readme_is_a_front_page() -> None:
+    assert len((REPO_ROOT / "README.md").read_text().splitlines()) <= README_MAX_LINES

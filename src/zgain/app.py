@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from zgain.commands.check import check
 from zgain.commands.shard import shard
 
 app = typer.Typer(
@@ -30,6 +31,7 @@ def zgain() -> None:
 
 
 app.command("shard")(shard)
+app.command("check")(check)
 
 
 @app.command("sweep-report")

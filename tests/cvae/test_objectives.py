@@ -139,9 +139,9 @@ def test_registering_a_name_twice_or_without_formula_is_refused() -> None:
     assert "undocumented" not in TERMS
 
 
-def test_readme_table_is_the_registry_table() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert markdown_table() in readme
+def test_the_usage_docs_table_is_the_registry_table() -> None:
+    usage = (Path(__file__).resolve().parents[2] / "docs" / "usage.md").read_text()
+    assert markdown_table() in usage
 
 
 def test_docs_list_every_registered_term() -> None:

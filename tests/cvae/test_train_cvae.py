@@ -361,3 +361,14 @@ def test_rate_targeting_brings_differently_scaled_variants_to_the_same_kl(tiny_p
         assert kl == pytest.approx(RATE_TARGET, rel=0.10), (name, achieved, betas)
     # one β could not have done it: the β each variant settled at differ by more than 2×
     assert max(betas.values()) > 2 * min(betas.values()), betas
+
+
+@pytest.mark.parametrize("stage", ["train", "evaluate"])
+def test_a_seed_that_is_not_listed_is_named_as_such(tiny_pipeline, stage):
+    from stages import evaluate
+
+    module = train_cvae if stage == "train" else evaluate
+    variant = next(iter(tiny_pipeline.cvae.variants))
+    with pytest.raises(ParamsError) as err:
+        module.run(tiny_pipeline, variant, 7)
+    assert err.value.lines == ("cvae.seeds: no seed 7 (listed: 0, 1)",)

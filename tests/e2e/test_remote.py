@@ -1,4 +1,4 @@
-"""README "Beyond one machine", run verbatim: four clones of the tiny project share one
+"""docs/scale.md ("Beyond one machine"), run verbatim: four clones of the tiny project share one
 local-directory DVC remote. Clone A runs the upstream stages, clones B and C each run one shard
 of the runs, clone D restores every run from the run-cache and runs only `report`, whose
 numbers equal those of a single-machine run of the same params."""
@@ -21,7 +21,6 @@ from dvc_project import make_project, ran_stages, sh
 from zgain.params import parse_params
 
 pytestmark = pytest.mark.e2e
-SECTION = "## Beyond one machine"
 FENCE = re.compile(r"^```bash\n(.*?)^```", re.MULTILINE | re.DOTALL)
 # blocks the other tests run: the SLURM script and the queue command
 NOT_RUN_HERE = ("#!/bin/bash", "ZGAIN_WORKERS=4 dvc queue start")
@@ -32,11 +31,9 @@ RUNS = {f"{stage}@{v}-{s}" for stage in ("train_cvae", "evaluate") for v in VARI
 
 
 def readme_blocks() -> dict[str, str]:
-    """The section's bash blocks, keyed by their first line (a comment saying where to run)."""
-    text = (REPO_ROOT / "README.md").read_text()
-    start = text.index(f"\n{SECTION}\n")
-    end = text.index("\n## ", start + len(SECTION))
-    return {block.splitlines()[0]: block for block in FENCE.findall(text[start:end])}
+    """The page's bash blocks, keyed by their first line (a comment saying where to run)."""
+    text = (REPO_ROOT / "docs" / "scale.md").read_text()
+    return {block.splitlines()[0]: block for block in FENCE.findall(text)}
 
 
 BLOCKS = readme_blocks()
