@@ -42,8 +42,6 @@ def prepare(root: Path, raw: dict, base_path: Path) -> Path:
     from stages import generate, normalizer, surprisal
 
     raw = merge(raw, {"paths": {**raw["paths"], "base_model": str(base_path)}})
-    # one run per group: the peak is one process's (a group's side-by-side shares are each one)
-    raw = merge(raw, {"cvae": {"rates": raw["cvae"]["rates"][:1]}})
     root.mkdir(parents=True)
     (root / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
     cwd = Path.cwd()
@@ -67,6 +65,8 @@ def stage_rss(root: Path, stage: str) -> float:
 def measure(raw: dict, sizes: Sizes) -> tuple[Section, dict[str, float]]:
     common = raw["cvae"]["common"]
     raw = merge(raw, {"cvae": {"common": {"steps": common["val_every"]}}})
+    # one run per group: the peak is one process's (a group's side-by-side shares are each one)
+    raw = merge(raw, {"cvae": {"rates": raw["cvae"]["rates"][:1]}})
     big = sizes.n_test or raw["data"]["n_test"]
     n_test = big // sizes.test_factor
     out: dict[str, float] = {}

@@ -79,6 +79,10 @@ def study_seconds(raw: dict, steps: int, repeats: int, threads: int) -> dict[str
         times = interleaved(
             {"one-run stages": one_run_stages, "grouped stages": grouped_stages}, repeats, 0
         )
+        for root, expected in [(grouped, len(rates)), *((r, 1) for r in solo)]:
+            written = list((root / params.paths.cvae_dir / VARIANT / "seed0").glob("rate*.pt"))
+            if len(written) != expected:
+                raise RuntimeError(f"{root}: {len(written)} checkpoints, expected {expected}")
     return {name: median(t) for name, t in times.items()}
 
 
