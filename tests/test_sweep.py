@@ -122,3 +122,26 @@ def test_sweep_report_writes_tables_and_figures(tmp_path: Path, monkeypatch) -> 
     monkeypatch.setattr(dvc.api, "exp_show", lambda repo=".": [BASELINE])
     empty = CliRunner().invoke(app, ["sweep-report", "--out", str(tmp_path / "none")])
     assert empty.exit_code == 2 and "no finished experiment" in empty.output
+
+
+def test_rows_without_report_metrics_get_them_from_the_experiments_metrics_json() -> None:
+    from zgain.sweep import with_report_metrics
+
+    bare = {k: v for k, v in exp_row("exp-a", None, 0.0, 0.0).items() if "variants." not in k}
+    metrics = {
+        "headline_rate": 1.0,
+        "oracle_info": 0.9,
+        "variants": {"token_sum": {m: 0.5 for m in ("z_information", "capture", "kl")}},
+    }
+    seen = []
+
+    def read(rev: str) -> dict:
+        seen.append(rev)
+        return metrics
+
+    (row,) = with_report_metrics([bare], read)
+    assert seen == ["exp-a"]
+    assert row["variants.token_sum.capture"] == 0.5
+    full = exp_row("exp-b", None, 0.0, 0.0)
+    assert with_report_metrics([full], read) == [full]  # already there: not read again
+    assert seen == ["exp-a"]

@@ -7,6 +7,7 @@ worker's share of it across machines, `zgain sweep-report` reads what the experi
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -54,10 +55,20 @@ def sweep_report(
 
     from zgain.core.io import atomic_path
     from zgain.report.figures import save_png
-    from zgain.sweep import SweepError, build_sweep, family_points, markdown, named_points
+    from zgain.sweep import (
+        SweepError,
+        build_sweep,
+        family_points,
+        markdown,
+        named_points,
+        with_report_metrics,
+    )
     from zgain.sweep_figures import family_figure, sweep_frontier_figure
 
-    rows = dvc.api.exp_show(repo=repo)
+    def report_metrics(rev: str) -> dict:
+        return json.loads(dvc.api.read("reports/metrics.json", repo=repo, rev=rev))
+
+    rows = with_report_metrics(dvc.api.exp_show(repo=repo), report_metrics)
     try:
         sweep = build_sweep(rows)
     except SweepError as err:

@@ -11,7 +11,7 @@ in the family (docs/method.md#unified).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -69,6 +69,35 @@ def variant_names(row: Mapping) -> list[str]:
         if len(parts) == 3 and parts[0] == "variants" and parts[2] == SWEEP_METRICS[0]:
             names.append(parts[1])
     return names
+
+
+def flatten(tree: Mapping, prefix: str = "") -> dict[str, object]:
+    """{"a": {"b": 1}} -> {"a.b": 1}, as `dvc exp show` flattens a metrics file."""
+    flat: dict[str, object] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat |= flatten(value, f"{name}.")
+        else:
+            flat[name] = value
+    return flat
+
+
+def with_report_metrics(
+    rows: Sequence[Mapping], read: Callable[[str], Mapping]
+) -> list[dict[str, object]]:
+    """`rows` with each experiment's reports/metrics.json (read(rev)) flattened into its row.
+
+    The DVC metric is the compact reports/capture.json; the sweep's other headline means (I^θ,
+    G^marg, kl, recovery) live in reports/metrics.json, which every experiment commits.
+    """
+    out = []
+    for row in rows:
+        row = dict(row)
+        if is_experiment(row) and not variant_names(row):
+            row |= flatten(read(str(row.get("rev"))))
+        out.append(row)
+    return out
 
 
 def number(value: object) -> float:

@@ -1,10 +1,10 @@
 """A run trained in a group equals the same run trained alone.
 
 See docs/architecture.md#runs-and-groups. The group's runs share batches and the frozen reader's
-pass over them; each keeps its own
-initialization, noise, optimizer and β controller. Trained in lockstep in one process, or side
-by side in forked processes, every checkpoint tensor and every evaluation metric must match a
-solo run of the same (variant, rate, seed) within GROUP_TOL.
+pass over them; each keeps its own initialization, noise, optimizer and β controller. Trained
+in lockstep in one process, or side by side in forked processes, every checkpoint tensor and
+every evaluation metric must match a solo run of the same (variant, rate, seed) within
+GROUP_TOL.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ MIN_PNG_BYTES = 5_000
 EXPECTED_FILES = {
     "summary.md",
     "metrics.json",
+    "capture.json",
     *(
         f"tables/{name}.csv"
         for name in (

@@ -51,6 +51,7 @@ from zgain.report.tables import (
     SEED_TABLES,
     SEEDS,
     TableSpec,
+    capture_view,
     information_by_position,
     information_by_position_plot,
     information_by_strategy,
@@ -61,6 +62,7 @@ from zgain.report.tables import (
 
 SUMMARY_FILE = "summary.md"
 METRICS_FILE = "metrics.json"
+CAPTURE_FILE = "capture.json"  # the DVC metric (capture_view of metrics.json)
 TABLES_DIR, FIGURES_DIR, PLOTS_DIR = "tables", "figures", "plots"
 PAIRED_TABLE, POSITION_TABLE, RUNS_TABLE = "paired", "information_by_position", "runs"
 STRATEGY_TABLE = "information_by_strategy"
@@ -533,4 +535,5 @@ def write_report(report: Report, reports_dir: str | Path) -> None:
         for name, fig in report.figures.items():
             save_png(fig, root / FIGURES_DIR / name)
         write_json(report.metrics, root / METRICS_FILE)
+        write_json(capture_view(report.metrics), root / CAPTURE_FILE)
         (root / SUMMARY_FILE).write_text(report.summary)

@@ -31,7 +31,10 @@ from zgain.report.devices import DEVICE_COLUMN, device_kind
 
 EXAMPLES_FILE = "examples.parquet"
 METRICS_FILE = "metrics.json"
-RESERVED_NAMES = frozenset({"base", "oracle", "floor", "ceiling", "cap"})
+# the reference rows of the tables, and the other keys of reports/capture.json
+RESERVED_NAMES = frozenset(
+    {"base", "oracle", "floor", "ceiling", "cap", "headline_rate", "oracle_info"}
+)
 """Row labels of the report's reference rows; no variant may take these names."""
 
 

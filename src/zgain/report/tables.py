@@ -384,3 +384,15 @@ def metrics_summary(results: EvalResults, headline_rate: float) -> dict:
         "oracle_info": json_number(results.split_value("oracle_info")),
         "variants": variants,
     }
+
+
+def capture_view(metrics: dict) -> dict:
+    """reports/capture.json, the one file `dvc metrics show` / `dvc exp show` read: the headline
+    rate, I* and each variant's seed-mean capture there, keyed by the variant's name, so that
+    the views fit a terminal. Everything else of the headline is in reports/metrics.json."""
+    captures = {name: values["capture"] for name, values in metrics["variants"].items()}
+    return {
+        "headline_rate": metrics["headline_rate"],
+        "oracle_info": metrics["oracle_info"],
+        **captures,
+    }
