@@ -7,6 +7,7 @@ worker's share of it across machines, `zgain sweep-report` reads what the experi
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -41,6 +42,10 @@ def sweep_report(
         Path, typer.Option(help="folder the report is written to (created; files replaced)")
     ] = Path("reports/sweeps/sweep"),
     repo: Annotated[str, typer.Option(help="the DVC repository to read")] = ".",
+    baseline: Annotated[
+        str | None,
+        typer.Option(help="experiment or rev to compare with (default: the committed baseline)"),
+    ] = None,
 ) -> None:
     """Tabulate every finished experiment of the current commit (`dvc exp show`).
 
@@ -52,6 +57,7 @@ def sweep_report(
     with the named variants placed where they sit in the family.
     """
     import dvc.api
+    import pandas as pd
 
     from zgain.core.io import atomic_path
     from zgain.report.figures import save_png
@@ -63,10 +69,14 @@ def sweep_report(
         named_points,
         with_report_metrics,
     )
+    from zgain.sweep_compare import compare, comparison_markdown
     from zgain.sweep_figures import family_figure, sweep_frontier_figure
 
     def report_metrics(rev: str) -> dict:
         return json.loads(dvc.api.read("reports/metrics.json", repo=repo, rev=rev))
+
+    def report_runs(rev: str) -> pd.DataFrame:
+        return pd.read_csv(io.StringIO(dvc.api.read("reports/tables/runs.csv", repo=repo, rev=rev)))
 
     rows = with_report_metrics(dvc.api.exp_show(repo=repo), report_metrics)
     try:
@@ -93,6 +103,15 @@ def sweep_report(
         f"experiment's headline rate (reports/metrics.json); oracle I* = {sweep.oracle_info:.3f}."
         "\n\n" + markdown(sweep.rows) + "\n",
     )
+    try:
+        comparison = compare(rows, report_runs, report_metrics, baseline=baseline)
+    except SweepError as err:
+        typer.echo(f"note: no comparison with a baseline ({err})")
+    else:
+        write_text("comparison.md", comparison_markdown(comparison))
+        with atomic_path(out / "comparison.csv") as tmp:
+            comparison.deltas.to_csv(tmp, index=False)
+        written.append("comparison.csv")
     save_png(sweep_frontier_figure(sweep), out / "frontier.png")
     written.append("frontier.png")
     points = family_points(rows)

@@ -206,9 +206,12 @@ def test_adding_a_rate_reruns_each_group_once(repo: Path) -> None:
     assert ran_stages(out) == VARIANT_RUNS | {"report", "check_params"}
     summary = (repo / "reports" / "summary.md").read_text()
     assert "target rate C = 0.75" in summary
-    shown = sh(repo, "dvc", "exp", "show", "--only-changed", "--no-pager")
-    width = max(len(line) for line in shown.splitlines())
-    assert width <= 200, shown
+    # the README's view after a sweep: the capture view and the swept param, nothing elided
+    view = ["dvc", "exp", "show", "--no-pager", "--drop", ".*[./].*", "--keep", r"cvae\.rates"]
+    shown = sh(repo, *view, env={"COLUMNS": "200"})
+    assert "…" not in shown, shown
+    assert "cvae.rates" in shown and "token_share_cc" in shown and "headline_rate" in shown
+    assert max(len(line) for line in shown.splitlines()) <= 200, shown
 
 
 def test_removed_variant_does_not_leak_into_reports(repo: Path) -> None:

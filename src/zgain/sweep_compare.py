@@ -1,0 +1,175 @@
+"""A sweep as a comparison: each experiment against a baseline run, seed by seed.
+
+The baseline is the committed run the experiments branch from (`dvc exp show`'s baseline row,
+e.g. `main`) or a named experiment. For every variant both hold, at the headline rate, the
+delta experiment − baseline of each metric is paired by seed (the same seed draws the same
+batches and initialization in both) and given a t-interval over the seeds
+(`zgain.report.statistics.t_interval`). Params that differ from the baseline are listed,
+including keys only one side has, and so are the variants added or removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from zgain.report.statistics import t_interval
+from zgain.sweep import SWEEP_METRICS, SweepError, is_experiment, markdown, param_columns
+
+DEFAULT = "null (common value)"
+"""How a param whose value is null (a variant using cvae.common's value) is shown."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    baseline: str
+    params: pd.DataFrame  # experiment, param, baseline, experiment value
+    variants: pd.DataFrame  # experiment, added, removed
+    deltas: pd.DataFrame  # experiment, variant, metric, baseline, value, delta, low, high, n
+
+
+def shown(value: object) -> object:
+    return DEFAULT if value is None or value == "None" else value
+
+
+def baseline_row(rows: Sequence[Mapping], name: str | None) -> Mapping:
+    """The row named `name` (an experiment or a rev), else the committed baseline (not the
+    workspace)."""
+    for row in rows:
+        if name is None and row.get("typ") == "baseline" and row.get("rev") != "workspace":
+            return row
+        if name is not None and name in (row.get("Experiment"), row.get("rev")):
+            return row
+    raise SweepError(f"no baseline {name or 'commit'} among the rows of `dvc exp show`")
+
+
+def label(row: Mapping) -> str:
+    return str(row.get("Experiment") or row.get("rev"))
+
+
+def param_differences(base: Mapping, row: Mapping) -> list[dict]:
+    keys = param_columns([base, row])
+    return [
+        {"param": k, "baseline": shown(base.get(k)), "value": shown(row.get(k))}
+        for k in keys
+        if repr(base.get(k)) != repr(row.get(k))
+    ]
+
+
+def paired_deltas(
+    base_runs: pd.DataFrame, runs: pd.DataFrame, rate: float, confidence: float
+) -> list[dict]:
+    """Per (variant, metric) both hold at `rate`: seed-paired delta mean and its interval."""
+    out = []
+    base_at, at = base_runs[base_runs["rate"] == rate], runs[runs["rate"] == rate]
+    for variant in [v for v in at["variant"].unique() if v in set(base_at["variant"])]:
+        a = base_at[base_at["variant"] == variant].set_index("seed")
+        b = at[at["variant"] == variant].set_index("seed")
+        seeds = sorted(set(a.index) & set(b.index))
+        for metric in SWEEP_METRICS:
+            if metric not in a or metric not in b:
+                continue
+            delta = (b.loc[seeds, metric] - a.loc[seeds, metric]).to_numpy(dtype=float)
+            interval = t_interval(delta, confidence)  # NaN bounds with fewer than 2 seeds
+            out.append(
+                {
+                    "variant": variant,
+                    "metric": metric,
+                    "baseline": float(a[metric].mean()),
+                    "value": float(b[metric].mean()),
+                    "delta": interval.mean,
+                    "low": interval.low,
+                    "high": interval.high,
+                    "n": interval.n,
+                }
+            )
+    return out
+
+
+def compare(
+    rows: Sequence[Mapping],
+    read_runs: Callable[[str], pd.DataFrame],
+    read_metrics: Callable[[str], Mapping],
+    *,
+    baseline: str | None = None,
+    confidence: float = 0.95,
+) -> Comparison:
+    """Every finished experiment of `rows` against the baseline; read_runs(rev) gives that
+    run's reports/tables/runs.csv, read_metrics(rev) its reports/metrics.json."""
+    base = baseline_row(rows, baseline)
+    experiments = [r for r in rows if is_experiment(r) and label(r) != label(base)]
+    if not experiments:
+        raise SweepError("no finished experiment to compare with the baseline")
+    base_rev = str(base.get("rev"))
+    base_runs, base_variants = read_runs(base_rev), set(read_metrics(base_rev)["variants"])
+    params, variants, deltas = [], [], []
+    for row in experiments:
+        name, rev = label(row), str(row.get("rev"))
+        metrics = read_metrics(rev)
+        params += [{"experiment": name, **d} for d in param_differences(base, row)]
+        names = set(metrics["variants"])
+        variants.append(
+            {
+                "experiment": name,
+                "added": ", ".join(sorted(names - base_variants)) or "none",
+                "removed": ", ".join(sorted(base_variants - names)) or "none",
+            }
+        )
+        found = paired_deltas(base_runs, read_runs(rev), metrics["headline_rate"], confidence)
+        deltas += [{"experiment": name, **d} for d in found]
+    return Comparison(
+        label(base),
+        pd.DataFrame(params, columns=["experiment", "param", "baseline", "value"]),
+        pd.DataFrame(variants, columns=["experiment", "added", "removed"]),
+        pd.DataFrame(
+            deltas,
+            columns=[
+                "experiment",
+                "variant",
+                "metric",
+                "baseline",
+                "value",
+                "delta",
+                "low",
+                "high",
+                "n",
+            ],
+        ),  # fmt: skip
+    )
+
+
+def comparison_markdown(comparison: Comparison) -> str:
+    """comparison.md: the params and variants that differ, then the seed-paired deltas; a
+    variant equal to the baseline in every metric (the experiment did not touch it) is named
+    once instead of repeated."""
+    deltas = comparison.deltas.copy()
+    deltas["interval"] = [
+        f"[{low:+.3f}, {high:+.3f}]" if low == low and high == high else "n/a (1 seed)"
+        for low, high in zip(deltas["low"], deltas["high"], strict=True)
+    ]
+    deltas = deltas.drop(columns=["low", "high"])
+    keys = ["experiment", "variant"]
+    same = deltas.groupby(keys, sort=False)["delta"].transform(lambda d: bool((d == 0).all()))
+    same = same.astype(bool)
+    identical = [
+        f"{name}: {', '.join(group['variant'].unique())}"
+        for name, group in deltas[same].groupby("experiment", sort=False)
+    ]
+    deltas = deltas[~same]
+    params = comparison.params
+    sections = [
+        "Generated by `zgain sweep-report`; do not edit.",
+        f"Each experiment against the baseline `{comparison.baseline}`, at its headline rate: "
+        "delta = experiment − baseline of each variant both hold, paired by seed, with its 95% "
+        "t-interval over the seeds (docs/usage.md#sweeps).",
+        "Params that differ from the baseline (keys only one side has included):",
+        markdown(params) if not params.empty else "none",
+        "Variants added or removed:",
+        markdown(comparison.variants),
+        "Variants equal to the baseline in every metric: " + ("; ".join(identical) or "none"),
+        "Deltas:",
+        markdown(deltas) if not deltas.empty else "none",
+    ]
+    return "\n\n".join(sections) + "\n"
