@@ -1,10 +1,10 @@
 """`zgain shard`: one worker's share of the per-run stages, shared through DVC's remote.
 
-A run is one item of the `train_cvae` / `evaluate` matrices, named by what follows `@` in
-its stage names (`token_mean-0`; whatever the matrix axes are). Runs are sorted by name and
-dealt round-robin: shard i of n takes runs i, i+n, i+2n, …, so every run lands on exactly one
-shard, and the training and the evaluation of a run on the same one. The shard pulls what
-its runs need (`dvc repro --pull` also restores a run another worker already pushed), runs
+A unit of work is one item of the `train_cvae` / `evaluate` matrices (a group of runs), named by
+what follows `@` in its stage names (`token_mean-0`; whatever the matrix axes are). Items are
+sorted by name and dealt round-robin: shard i of n takes items i, i+n, i+2n, …, so every item
+lands on exactly one shard, its training and its evaluation on the same one. The shard pulls
+what its items need (`dvc repro --pull` also restores one another worker already pushed), runs
 them, and pushes their outputs with the run-cache, from which `dvc repro --pull` on any clone
 restores them instead of recomputing.
 """
@@ -18,8 +18,10 @@ from typing import Annotated
 
 import typer
 
-RUN_STAGES = ("train_cvae", "evaluate")
-"""The per-run stages, in DAG order."""
+from zgain.core.runs import GROUP_STAGES
+
+RUN_STAGES = GROUP_STAGES
+"""The per-group stages, in DAG order (zgain.core.runs)."""
 
 
 def run_names(stage_names: Iterable[str]) -> list[str]:
