@@ -10,7 +10,12 @@ from tqdm import tqdm
 from zgain.base.model import load_base
 from zgain.base.surprisal import EXAMPLES_SCHEMA, TOKENS_SCHEMA, score_tokens, surprisal_tables
 from zgain.core.cli import run_stage
-from zgain.core.environment import DeviceOption, ThreadsOption, setup_torch
+from zgain.core.environment import (
+    DeviceOption,
+    ThreadsOption,
+    divide_cpus_by_default,
+    setup_torch,
+)
 from zgain.core.io import BASE_SHA_KEY, sha256_file, sweep_temporaries, write_table
 from zgain.params import Params, load_params
 from zgain.world.packed import load_packed
@@ -46,6 +51,7 @@ def run(params: Params, device: str | None = None, threads: int | None = None) -
 
 
 def main(device: DeviceOption = None, threads: ThreadsOption = None) -> None:
+    divide_cpus_by_default(threads)
     run(load_params(), device, threads)
 
 

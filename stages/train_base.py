@@ -10,7 +10,12 @@ import typer
 from zgain.base.fit import VALIDATION_BATCH, fit_base, validation_nll
 from zgain.base.model import BaseLM, save_base
 from zgain.core.cli import run_stage
-from zgain.core.environment import DeviceOption, ThreadsOption, setup_torch
+from zgain.core.environment import (
+    DeviceOption,
+    ThreadsOption,
+    divide_cpus_by_default,
+    setup_torch,
+)
 from zgain.core.io import sha256_file, sweep_temporaries, write_json
 from zgain.core.tracking import live_run
 from zgain.params import Params, load_params
@@ -67,6 +72,7 @@ def run(params: Params, device: str | None = None, threads: int | None = None) -
 
 
 def main(device: DeviceOption = None, threads: ThreadsOption = None) -> None:
+    divide_cpus_by_default(threads)
     metrics = run(load_params(), device, threads)
     typer.echo(
         f"base excess over the oracle on test: {metrics['test_excess_nats']:.4f} nats/sequence"

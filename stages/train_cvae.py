@@ -17,6 +17,7 @@ from zgain.core.cli import SeedOption, VariantOption, run_stage
 from zgain.core.environment import (
     DeviceOption,
     ThreadsOption,
+    divide_cpus_by_default,
     resolve_device,
     resolve_threads,
     resolve_workers,
@@ -117,6 +118,7 @@ def main(
     device: DeviceOption = None,
     threads: ThreadsOption = None,
 ) -> None:
+    divide_cpus_by_default(threads)
     run(load_params(), variant, seed, device, threads)
 
 

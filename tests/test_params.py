@@ -24,7 +24,7 @@ REPO_PARAMS = Path(__file__).resolve().parents[1] / "params.yaml"
 DEFAULT_LENGTH_MAX = yaml.safe_load(REPO_PARAMS.read_text())["data"]["length_max"]
 VARIANTS = (
     "token_mean, token_sum, dist_normalized, example_inverse, token_share, token_share_cc, "
-    "token_inverse_cc"
+    "token_inverse_cc, mean_ex, mean_tok, mean_cc, mean_inv"
 )
 TRANSFORM_NAMES = "['copy', 'double', 'drop_first', 'reverse', 'rotate', 'shift']"
 
@@ -603,5 +603,7 @@ def test_a_variant_without_beta_starts_from_the_schedules_own_default(
 def test_rate_lookup_returns_the_listed_rate_or_names_the_list(default_params_raw: dict) -> None:
     params = parse_params(default_params_raw)
     assert params.cvae.rate(1.0) == 1.0
-    with pytest.raises(ParamsError, match=re.escape("cvae.rates: no rate 0.3 (listed: 0.5, 1.0)")):
+    with pytest.raises(
+        ParamsError, match=re.escape("cvae.rates: no rate 0.3 (listed: 0.25, 0.5, 1.0, 2.0)")
+    ):
         params.cvae.rate(0.3)

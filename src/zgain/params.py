@@ -226,6 +226,9 @@ class CVAEConfig(Block):
     # the encoders add a projection of a frozen copy of the base's hidden states to their
     # token embeddings (docs/method.md#the-cvae)
     encoders_read_base: StrictBool
+    # z also enters every decoder layer as an extra attention slot, gated from 0
+    # (docs/method.md#how-z-enters-the-decoder)
+    z_memory: StrictBool
 
     @model_validator(mode="after")
     def _heads_divide(self) -> CVAEConfig:
@@ -294,6 +297,9 @@ class CommonCVAEParams(Block):
     val_iw_samples: Annotated[
         StrictInt, _rule(lambda v: v >= 2 and v % 2 == 0, "must be even and >= 2")
     ]  # K of the validation passes' defensive-mixture estimate
+    # decay of the exponential moving average of the weights that is validated and saved
+    # (docs/method.md#the-weight-average); 0 keeps the last iterate
+    weight_average: Annotated[StrictFloat, _rule(lambda v: 0.0 <= v < 1.0, "must be in [0, 1)")]
 
 
 class ResolvedVariant(Block):

@@ -87,6 +87,54 @@ def test_concurrent_workers_record_distinct_slots_and_share_the_cpus(tmp_path):
     stop(second)
 
 
+# A stage entry point with no threads or workers set: claim the CPUs, print the threads it
+# will use, hold them until stdin closes.
+CLAIMING_STAGE = (
+    "import os, sys\n"
+    "from zgain.core.environment import divide_cpus_by_default\n"
+    "divide_cpus_by_default()\n"
+    "print(os.environ['ZGAIN_THREADS'], flush=True)\n"
+    "sys.stdin.read()\n"
+)
+
+
+def start_claiming_stage(directory: Path) -> subprocess.Popen:
+    env = {**os.environ, "ZGAIN_WORKER_DIR": str(directory)}
+    env.pop("ZGAIN_THREADS", None)
+    env.pop("ZGAIN_WORKERS", None)
+    return subprocess.Popen(
+        [sys.executable, "-c", CLAIMING_STAGE],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_stages_started_at_once_by_default_never_hold_more_threads_than_cpus(tmp_path):
+    """With neither ZGAIN_THREADS nor ZGAIN_WORKERS, the first stage takes every free CPU and a
+    second one waits (saying why) until the first exits, then takes them."""
+    first = start_claiming_stage(tmp_path)
+    assert int(first.stdout.readline()) == available_cpus()
+    second = start_claiming_stage(tmp_path)
+    line = second.stderr.readline()
+    assert "waiting for a free CPU" in line and "ZGAIN_THREADS" in line
+    first.communicate("")
+    assert int(second.stdout.readline()) == available_cpus()
+    second.communicate("")
+    assert first.returncode == second.returncode == 0
+
+
+def test_a_user_choice_of_threads_or_workers_claims_no_cpu(tmp_path, monkeypatch):
+    from zgain.core.environment import divide_cpus_by_default
+
+    monkeypatch.setenv("ZGAIN_WORKER_DIR", str(tmp_path))
+    monkeypatch.setenv("ZGAIN_THREADS", "1")
+    divide_cpus_by_default()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_single_worker_claims_no_slot_and_takes_every_cpu(tmp_path, monkeypatch):
     monkeypatch.delenv("ZGAIN_WORKERS", raising=False)
     monkeypatch.delenv("ZGAIN_THREADS", raising=False)

@@ -48,6 +48,7 @@ def _cvae_config(**overrides: object) -> CVAEConfig:
         "prior": "standard",
         "freeze_decoder": "none",
         "encoders_read_base": False,
+        "z_memory": False,
     } | overrides
     return CVAEConfig(**fields)  # type: ignore[arg-type]
 
@@ -85,9 +86,9 @@ def test_configs_reject_invalid_values() -> None:
         _cvae_config(encoder_d_model=8, encoder_heads=3)
 
 
-@pytest.mark.parametrize("reads_base", [False, True])
-def test_entangled_init_reproduces_base_logits_for_every_z(reads_base: bool) -> None:
-    base, model = _make_cvae(encoders_read_base=reads_base)
+@pytest.mark.parametrize(("reads_base", "z_memory"), [(False, False), (True, False), (True, True)])
+def test_entangled_init_reproduces_base_logits_for_every_z(reads_base, z_memory) -> None:
+    base, model = _make_cvae(encoders_read_base=reads_base, z_memory=z_memory)
     model.eval()
     tokens = random_batch().decoder_input
     reference = base(tokens)
@@ -109,6 +110,43 @@ def test_one_step_trains_the_injection_and_leaves_the_base_untouched() -> None:
         not torch.equal(v, base_before[k]) for k, v in model.decoder.state_dict().items()
     )
     assert decoder_moved
+
+
+def test_z_memory_starts_closed_and_its_gate_learns_first() -> None:
+    """The memory slots reach the logits only through tanh(gate): at step 0 the gate gets a
+    gradient and the slot weights none; once a gate is open, z moves the logits."""
+    base, model = _make_cvae(z_memory=True)
+    assert model.memory_gate is not None and model.z_memory is not None
+    _elbo_loss(model).backward()
+    assert model.memory_gate.grad is not None and model.memory_gate.grad.abs().max() > 0
+    assert model.z_memory.weight.grad is not None
+    assert model.z_memory.weight.grad.abs().max() == 0
+    model.eval()
+    with torch.no_grad():
+        model.memory_gate.fill_(1.0)
+    tokens = random_batch().decoder_input
+    z = torch.randn(tokens.shape[0], LATENT, generator=torch.Generator().manual_seed(0))
+    moved = (model.decode(tokens, z) - base(tokens)).abs().max()
+    assert moved > 1e-3
+
+
+def test_z_memory_attention_is_the_joint_softmax_over_slot_and_causal_keys() -> None:
+    """With the gate fully open (tanh = 1), a block's attention equals one softmax over the
+    memory slot and the causal keys, computed by hand."""
+    from zgain.base.model import Memory
+
+    gen = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(2, 2, 5, 4, generator=gen) for _ in range(3))
+    keys, values = torch.randn(2, 2, 1, 4, generator=gen), torch.randn(2, 2, 1, 4, generator=gen)
+    open_gate = torch.full((2,), 50.0)  # tanh(50) == 1 in float32
+    causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    mixed = Memory(keys, values, open_gate).mix(q, k, v, causal, 0.0)
+    logits = torch.cat([keys, k], dim=2).transpose(2, 3)
+    scores = (q @ logits) / 2.0  # sqrt(head size 4)
+    future = torch.ones(5, 5, dtype=torch.bool).triu(1)
+    scores[..., 1:] = scores[..., 1:].masked_fill(future, float("-inf"))
+    expected = scores.softmax(dim=-1) @ torch.cat([values, v], dim=2)
+    assert torch.allclose(mixed, expected, atol=1e-6)
 
 
 def test_freeze_all_trains_only_injection_and_encoder() -> None:

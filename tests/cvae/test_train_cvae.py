@@ -53,7 +53,7 @@ NAN_ROW = 5  # train example whose first token surprisal is set to NaN
 
 
 def _default_variants() -> dict[str, ResolvedVariant]:
-    """cvae.variants of the repository's params.yaml (one per row of the term table), resolved."""
+    """cvae.variants of the repository's params.yaml (each term alone, and added to R_mean)."""
     cvae = CVAEParams.model_validate(
         yaml.safe_load((REPO_ROOT / "params.yaml").read_text())["cvae"]
     )
@@ -121,12 +121,17 @@ def _short_common(params: Params, **overrides: object) -> CommonCVAEParams:
     return params.cvae.common.model_copy(update=fields)
 
 
-def test_the_default_variants_are_the_seven_rows_of_the_term_table():
+def test_the_default_variants_are_the_term_table_alone_and_added_to_the_plain_loss():
+    """Seven replacement variants (one term each, λ = 1) and four additive ones: R_mean + R_x
+    for x in ex, tok, cc, inv (docs/method.md#reconstruction-terms)."""
     weights = {name: dict(v.weights) for name, v in DEFAULT_VARIANTS.items()}
-    assert sorted(w for ws in weights.values() for w in ws) == sorted(
+    alone = [ws for ws in weights.values() if len(ws) == 1]
+    assert sorted(w for ws in alone for w in ws) == sorted(
         ["mean", "sum", "dist", "ex", "tok", "cc", "inv"]
     )
-    assert all(list(ws.values()) == [1.0] for ws in weights.values())
+    added = {name: ws for name, ws in weights.items() if len(ws) > 1}
+    assert added == {f"mean_{x}": {"mean": 1.0, x: 1.0} for x in ("ex", "tok", "cc", "inv")}
+    assert all(set(ws.values()) == {1.0} for ws in weights.values())
 
 
 def test_entangled_init_reproduces_the_base_surprisal_for_any_z(tiny_pipeline):
@@ -172,6 +177,41 @@ def test_training_is_deterministic_for_a_fixed_seed(tiny_pipeline):
         assert torch.equal(value, second_state[key]), key
     # Training moved the z-injection away from its zero init, so the equality is not vacuous.
     assert first.z_injection.weight.abs().max().item() > 0
+
+
+def test_the_weight_average_is_the_ema_of_the_iterates_and_leaves_training_alone(
+    tiny_pipeline, monkeypatch
+):
+    """With weight_average d the saved weights are EMA_1 = w_1, EMA_t = d·EMA_{t−1} + (1−d)·w_t
+    over the iterates w_t after each optimizer step; the iterates themselves, and so the
+    training curve, are those of the run without the average."""
+    from zgain.cvae import fit
+
+    decay, steps = 0.5, 5
+    iterates: list[dict[str, torch.Tensor]] = []
+    original = fit.Member.step
+
+    def recording(member) -> None:
+        original(member)
+        iterates.append({k: v.detach().clone() for k, v in member.model.named_parameters()})
+
+    monkeypatch.setattr(fit.Member, "step", recording)
+    variant = DEFAULT_VARIANTS["token_mean"]
+    plain, plain_log = _fit(tiny_pipeline, _short_common(tiny_pipeline, steps=steps), variant)
+    plain_iterates, iterates[:] = list(iterates), []
+    averaged_common = _short_common(tiny_pipeline, steps=steps, weight_average=decay)
+    averaged, averaged_log = _fit(tiny_pipeline, averaged_common, variant)
+    for before, after in zip(plain_iterates, iterates, strict=True):
+        assert all(torch.equal(before[k], after[k]) for k in before)
+    expected = dict(iterates[0])
+    for weights in iterates[1:]:
+        expected = {k: decay * expected[k] + (1 - decay) * weights[k] for k in expected}
+    saved = dict(averaged.named_parameters())
+    for name, value in expected.items():
+        torch.testing.assert_close(saved[name], value, atol=1e-6, rtol=0, msg=name)
+    last = dict(plain.named_parameters())
+    assert any(not torch.equal(saved[k], last[k]) for k in last if last[k].requires_grad)
+    assert [row["total"] for row in plain_log] == [row["total"] for row in averaged_log]
 
 
 def test_a_nan_surprisal_stops_training_naming_the_step_and_a_term(tiny_pipeline):

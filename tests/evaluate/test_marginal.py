@@ -28,6 +28,7 @@ CVAE_CONFIG = CVAEConfig(
     prior="conditional",
     freeze_decoder="none",
     encoders_read_base=True,
+    z_memory=False,
 )
 
 

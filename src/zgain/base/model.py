@@ -7,6 +7,8 @@ docs/method.md#the-base-model-and-its-surprisal.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,31 @@ def init_weights(module: nn.Module) -> None:
         nn.init.normal_(module.weight, std=INIT_STD)
 
 
+@dataclass(frozen=True)
+class Memory:
+    """Extra attention slots for one causal block: keys and values (B, nh, M, hs), gate (nh,)."""
+
+    keys: Tensor
+    values: Tensor
+    gate: Tensor
+
+    def mix(self, q: Tensor, k: Tensor, v: Tensor, causal: Tensor, dropout: float) -> Tensor:
+        """causal + tanh(gate) · (joint − causal), joint the attention over [memory, causal
+        keys] in one softmax; q, k, v, causal (B, nh, S, hs) -> (B, nh, S, hs)."""
+        seq, slots = q.shape[2], self.keys.shape[2]
+        allowed = torch.ones(seq, slots + seq, dtype=torch.bool, device=q.device)
+        allowed[:, slots:] = torch.ones(seq, seq, dtype=torch.bool, device=q.device).tril()
+        joint = F.scaled_dot_product_attention(
+            q,
+            torch.cat([self.keys.to(k.dtype), k], dim=2),
+            torch.cat([self.values.to(v.dtype), v], dim=2),
+            attn_mask=allowed,
+            dropout_p=dropout,
+        )  # (B, nh, S, hs)
+        gate = torch.tanh(self.gate).to(causal.dtype)[None, :, None, None]  # (1, nh, 1, 1)
+        return causal + gate * (joint - causal)
+
+
 class Block(nn.Module):
     """A pre-LayerNorm Transformer block; causal for the LM, bidirectional for the encoders."""
 
@@ -48,13 +75,20 @@ class Block(nn.Module):
         )
         self.resid_drop = nn.Dropout(dropout)
 
-    def forward(self, h: Tensor, key_mask: Tensor | None = None) -> Tensor:
+    def forward(
+        self, h: Tensor, key_mask: Tensor | None = None, memory: Memory | None = None
+    ) -> Tensor:
         """h (B, S, D) -> (B, S, D); key_mask (B, S) bool marks keys that may be attended to.
 
         Only bidirectional blocks take a key mask: a causal row always sees its own token.
+        memory: extra key/value slots every position may attend to (causal blocks only); the
+        attention output moves from the causal one toward the joint one by tanh(gate) per head,
+        so a zero gate leaves the block exactly as without memory.
         """
         if key_mask is not None and self.causal:
             raise ValueError("a causal block takes no key mask")
+        if memory is not None and not self.causal:
+            raise ValueError("only a causal block takes memory slots")
         batch, seq, width = h.shape
         head = width // self.n_heads
         q, k, v = self.qkv(self.ln_attn(h)).split(width, dim=2)  # each (B, S, D)
@@ -69,6 +103,8 @@ class Block(nn.Module):
             dropout_p=self.dropout if self.training else 0.0,
             is_causal=self.causal,
         )  # (B, nh, S, hs)
+        if memory is not None:
+            attended = memory.mix(q, k, v, attended, self.dropout if self.training else 0.0)
         attended = attended.transpose(1, 2).reshape(batch, seq, width)  # (B, S, D)
         h = h + self.resid_drop(self.attn_out(attended))
         return h + self.mlp(self.ln_mlp(h))
@@ -113,16 +149,29 @@ class BaseLM(nn.Module):
         self.head = nn.Linear(config.d_model, vocab.size)
         self.apply(init_weights)
 
-    def forward(self, tokens: Tensor, embed_offset: Tensor | None = None) -> Tensor:
+    def forward(
+        self,
+        tokens: Tensor,
+        embed_offset: Tensor | None = None,
+        memory: Sequence[Memory] | None = None,
+    ) -> Tensor:
         """tokens (B, S) int64 -> logits (B, S, V).
 
-        embed_offset (B, D) or (B, S, D) is added to the input embedding at every position:
-        the point where the CVAE injects z. None leaves the LM z-free.
+        embed_offset (B, D) or (B, S, D) is added to the input embedding at every position, and
+        memory (one per block) adds attention slots: the points where the CVAE injects z. None
+        leaves the LM z-free.
         """
-        return self.head(self.hidden(tokens, embed_offset))  # (B, S, V)
+        return self.head(self.hidden(tokens, embed_offset, memory))  # (B, S, V)
 
-    def hidden(self, tokens: Tensor, embed_offset: Tensor | None = None) -> Tensor:
+    def hidden(
+        self,
+        tokens: Tensor,
+        embed_offset: Tensor | None = None,
+        memory: Sequence[Memory] | None = None,
+    ) -> Tensor:
         """tokens (B, S) int64 -> the final layer-normed hidden states (B, S, D) the head reads."""
+        if memory is not None and len(memory) != len(self.blocks):
+            raise ValueError(f"memory: one per block ({len(self.blocks)}), got {len(memory)}")
         seq = tokens.shape[1]
         if seq > self.max_len:
             raise ValueError(f"sequence length {seq} exceeds max_len={self.max_len}")
@@ -132,8 +181,8 @@ class BaseLM(nn.Module):
         if embed_offset is not None:
             h = h + (embed_offset[:, None, :] if embed_offset.dim() == 2 else embed_offset)
         h = self.emb_drop(h)
-        for block in self.blocks:
-            h = block(h)
+        for index, block in enumerate(self.blocks):
+            h = block(h, memory=None if memory is None else memory[index])
         return self.ln_f(h)
 
     def checkpoint_config(self) -> dict[str, Any]:

@@ -7,7 +7,9 @@ come from the environment (`ZGAIN_DEVICE`, `ZGAIN_THREADS`) or a stage's `--devi
 `ZGAIN_WORKERS=N` says that up to N stages run at once on this host (`dvc queue start -j N`):
 each stage then claims a free worker slot k in 0..N-1 (an exclusive lock on a file, released
 when the process exits), runs on `cuda:(k mod n_gpus)` when its device is `auto` and CUDA is
-present, and takes `cpus // N` threads unless told otherwise.
+present, and takes `cpus // N` threads unless told otherwise. With neither variable set, a
+torch stage claims the CPUs that are free on the host and waits when none is (`claim_cpus`), so
+stages started at once never oversubscribe the cores.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ import math
 import os
 import re
 import socket
+import sys
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -120,6 +124,54 @@ def claim_worker(workers: int, directory: Path | None = None) -> int | None:
         f"workers: all {workers} worker slots in {directory} are taken "
         f"(more stages run at once than {WORKERS_ENV}={workers})"
     )
+
+
+_CPU_CLAIM: list[IO[str]] = []
+CPU_POLL_SECONDS = 0.5
+
+
+def claim_cpus(cpus: int, directory: Path | None = None, *, wait: bool = True) -> int:
+    """Claim free CPUs of this host for this process; returns how many (≥ 1).
+
+    Each CPU is an exclusive flock on `<directory>/cpu<k>.lock`, held until the process exits
+    (children forked for side-by-side runs share it), so stages started at once by any tool
+    (e.g. `dvc queue start -j 2`) never run more threads than the host has CPUs: a stage takes
+    every CPU that is free and, when none is, waits for one (`wait=False` returns 0 instead).
+    A second call in the same process returns the first claim.
+    """
+    if _CPU_CLAIM:
+        return len(_CPU_CLAIM)
+    directory = directory or worker_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    told = False
+    while True:
+        for k in range(cpus):
+            handle = (directory / f"cpu{k}.lock").open("a")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                continue
+            _CPU_CLAIM.append(handle)
+        if _CPU_CLAIM or not wait:
+            return len(_CPU_CLAIM)
+        if not told:
+            print(
+                f"waiting for a free CPU: all {cpus} are held by other zgain stages "
+                f"({directory}; set {THREADS_ENV} to run anyway)",
+                file=sys.stderr,
+            )
+            told = True
+        time.sleep(CPU_POLL_SECONDS)
+
+
+def divide_cpus_by_default(threads: int | None = None) -> None:
+    """A torch stage's command line: unless the user chose (`--threads`, `ZGAIN_THREADS` or
+    `ZGAIN_WORKERS`), claim the free CPUs (`claim_cpus`) and set `ZGAIN_THREADS` to their
+    number for this process."""
+    if threads is not None or os.environ.get(THREADS_ENV) or os.environ.get(WORKERS_ENV):
+        return
+    os.environ[THREADS_ENV] = str(claim_cpus(available_cpus()))
 
 
 def resolve_device(spec: str | None, worker: int | None = None) -> torch.device:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 from tqdm import tqdm
 
 from zgain.core.environment import FiniteWatch, autocast_context
@@ -107,6 +108,7 @@ class Member:
     noise: torch.Generator = field(init=False)
     rng_state: Tensor = field(init=False)
     watch: FiniteWatch = field(init=False)
+    average: AveragedModel | None = field(init=False)
     last: dict[str, float] = field(init=False, default_factory=dict)
     validation: dict[str, float] = field(init=False, default_factory=dict)
 
@@ -118,6 +120,28 @@ class Member:
         self.noise = torch.Generator(device=self.device).manual_seed(self.seed)
         self.rng_state = torch.get_rng_state()
         self.watch = FiniteWatch(self.device)
+        decay = common.weight_average
+        self.average = (
+            AveragedModel(self.model, multi_avg_fn=get_ema_multi_avg_fn(decay)) if decay else None
+        )
+
+    @property
+    def evaluated(self) -> CVAE:
+        """The weights that are validated and saved: the moving average, or the last iterate."""
+        return self.model if self.average is None else self.average.module
+
+    def step(self) -> None:
+        """One optimizer step, then the moving average's update."""
+        self.optimizer.step()
+        if self.average is not None:
+            self.average.update_parameters(self.model)
+
+    def finish(self) -> None:
+        """Leave the saved weights in `model` (the average, when there is one), in eval mode."""
+        if self.average is not None:
+            self.model.load_state_dict(self.average.module.state_dict())
+            self.average = None
+        self.model.eval()
 
 
 def fit_cvae(
@@ -220,10 +244,10 @@ def fit_group(
             member.schedule.observe(step, terms.kl)
             member.optimizer.zero_grad(set_to_none=True)
             terms.total.backward()
-            member.optimizer.step()
+            member.step()
             if (step + 1) % common.val_every == 0 or done:
                 member.validation = validation_decomposition(
-                    member.model,
+                    member.evaluated,
                     monitor,
                     monitor_base_nll,
                     n_samples=common.val_iw_samples,
@@ -237,7 +261,7 @@ def fit_group(
                 member.last = {
                     **terms.as_floats(),
                     **{f"kl_dim_{j}": v for j, v in enumerate(kl_dims)},
-                    **posterior_usage(member.model, monitor, device),
+                    **posterior_usage(member.evaluated, monitor, device),
                     **member.validation,
                     **member.schedule.state(),
                     "lr": member.optimizer.param_groups[0]["lr"],
@@ -245,5 +269,5 @@ def fit_group(
                 member.log(step + 1, member.last)
             member.rng_state = torch.get_rng_state()
     for member in members:
-        member.model.eval()
+        member.finish()
     return [member.last for member in members]

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from zgain.base.model import BaseLM, Block, init_weights
+from zgain.base.model import BaseLM, Block, Memory, init_weights
 from zgain.core.checkpoint import read_checkpoint, write_checkpoint
 from zgain.core.vocab import Vocab
 from zgain.params import CVAEConfig
@@ -121,6 +121,12 @@ class CVAE(nn.Module):
         # Zero weight and bias: the decoder's logits equal the base's for every z at step 0.
         nn.init.zeros_(self.z_injection.weight)
         nn.init.zeros_(self.z_injection.bias)
+        # z as memory: per decoder layer, z -> one key and one value slot per head, mixed in
+        # through a per-head gate that starts at 0 (so the decoder still equals the base).
+        layers, width = base.config.n_layers, base.config.d_model
+        self.n_heads = base.config.n_heads
+        self.z_memory = nn.Linear(cfg.latent_dim, layers * 2 * width) if cfg.z_memory else None
+        self.memory_gate = nn.Parameter(torch.zeros(layers, self.n_heads)) if cfg.z_memory else None
         # A second, frozen copy of the base whose hidden states the encoders read: features
         # that already align y with x, so q(z|x,y) need not discover them through the decoder.
         self.base_reader = (
@@ -194,9 +200,22 @@ class CVAE(nn.Module):
             features = self.base_features(prior_input)
         return self.prior_encoder(prior_input, features)
 
+    def memory(self, z: Tensor) -> list[Memory] | None:
+        """z (B, Dz) -> one `Memory` (a key and a value slot per head) per decoder layer; None
+        without `z_memory`."""
+        if self.z_memory is None or self.memory_gate is None:
+            return None
+        batch = z.shape[0]
+        layers = self.memory_gate.shape[0]
+        slots = self.z_memory(z).view(batch, layers, 2, self.n_heads, 1, -1)  # (B, L, 2, nh, 1, hs)
+        return [
+            Memory(slots[:, layer, 0], slots[:, layer, 1], self.memory_gate[layer])
+            for layer in range(layers)
+        ]
+
     def decode(self, decoder_input: Tensor, z: Tensor) -> Tensor:
         """p(y|x,z): decoder_input (B, X+T), z (B, Dz) -> logits (B, X+T, V)."""
-        return self.decoder(decoder_input, embed_offset=self.z_injection(z))
+        return self.decoder(decoder_input, embed_offset=self.z_injection(z), memory=self.memory(z))
 
     def bow_logits(self, z: Tensor) -> Tensor:
         """Bag-of-words logits over content tokens: z (B, Dz) -> (B, n_content)."""
