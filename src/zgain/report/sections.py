@@ -4,15 +4,32 @@ equal-rate twins (docs/method.md#comparison-at-equal-rate)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 import pandas as pd
 
 from zgain.core.runs import rate_label
+from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
 from zgain.report.commentary import fmt, fmt_stats
 from zgain.report.frontier import RATE_TOLERANCE, TWIN_METRICS, off_target
+from zgain.report.statistics import method_label
+from zgain.report.tables import SEEDS, TableSpec
 
 RATE_CHECK_TABLE = "rate_check"
+FIGURES_DIR = "figures"
 SYMBOL = {"gross_gain": "G", "marginal_gain": "G^marg", "z_information": "I^θ"}
+AT_RATE = "@C"  # suffix of a column adjusted to exactly the target rate
+ADJUSTMENT_NOTE = (
+    "Columns *at C*: each seed's value adjusted to exactly KL = C along its variant's frontier, "
+    "m_s + slope · (C − kl_s), the slope dm/dKL from the seed means at the neighbouring target "
+    "rates (central difference, one-sided at the grid's ends; tables/adjustment.csv), so the "
+    "spread of the achieved KL leaves the interval (docs/method.md#exact-rate-adjustment)."
+)
+NO_ADJUSTMENT_NOTE = (
+    "Columns *at C*: with one target rate there is no frontier to follow, so they equal the raw "
+    "values (not adjusted)."
+)
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -128,3 +145,60 @@ def twin_section(
 
 def column_header(metric: str) -> str:
     return f"`{metric}` ({SYMBOL[metric]})" if metric in SYMBOL else f"`{metric}`"
+
+
+def at_rate_header(metric: str) -> str:
+    """Column header; an adjusted column `m@C` reads "`m` at C"."""
+    if metric.endswith(AT_RATE):
+        return column_header(metric.removesuffix(AT_RATE)) + " at C"
+    return column_header(metric)
+
+
+def with_adjusted_cells(spec: TableSpec, table: pd.DataFrame) -> tuple[TableSpec, pd.DataFrame]:
+    """The decomposition's spec and long table with a column `m@C` after each adjusted metric m,
+    its cells read from the adjusted_mean/low/high columns."""
+    extra = table[table["metric"].isin(ADJUSTED_METRICS) & (table["kind"] == SEEDS)].copy()
+    extra["metric"] = extra["metric"] + AT_RATE
+    for column in ("mean", "low", "high"):
+        extra[column] = extra[ADJUSTED_PREFIX + column]
+    columns = []
+    for metric in spec.columns:
+        columns += [metric, metric + AT_RATE] if metric in ADJUSTED_METRICS else [metric]
+    return replace(spec, columns=tuple(columns)), pd.concat([table, extra], ignore_index=True)
+
+
+FIGURE_CAPTIONS = {
+    "frontier.png": (
+        "The frontier: `z_information`, `capture`, `marginal_gain` and `probe_accuracy` "
+        "against the achieved test `kl`, one curve per variant through its seed means at each "
+        "target rate, every run a point (marker per seed; {runs}); dashed: the oracle's mean "
+        "I* (`oracle_info`), capture 1, and the Bayes ceiling `probe_ceiling`; dotted: the "
+        "x-only floor `probe_floor`."
+    ),
+    "gain_decomposition.png": (
+        "At the headline rate, gross gain per variant as stacked bars, `marginal_gain` "
+        "(hatched) + `z_information` "
+        "(solid), {method}; positive parts stack up and negative parts down from 0; the dot is "
+        "`gross_gain` with its interval; the oracle bar beside (`oracle_marginal_gain` + I*)."
+    ),
+    "information_by_position.png": (
+        "At the headline rate, mean `token_z_information` by target position per variant, "
+        "pooled over seeds, beside the oracle's `oracle_token_info` (dashed); {method}, the "
+        "band being the interval over the per-seed position means."
+    ),
+}
+
+
+def figure_section(names: Sequence[str], n_seeds: int, confidence: float) -> list[str]:
+    method = method_label(n_seeds, confidence)
+    runs = f"{plural(n_seeds, 'seed')} per variant, each run its own point: no interval"
+    lines = ["## Figures", ""]
+    for number, name in enumerate(names, 1):
+        text = FIGURE_CAPTIONS[name].format(method=method, runs=runs)
+        lines += [
+            f"![{Path(name).stem}]({FIGURES_DIR}/{name})",
+            "",
+            f"*Figure {number}.* {text}",
+            "",
+        ]
+    return lines
