@@ -181,6 +181,12 @@ RANGE_ERRORS = [
         "evaluate.probe_test_fraction: must be in (0, 1), got 1.0",
     ),
     ("report.confidence", 1.0, "report.confidence: must be in (0, 1), got 1.0"),
+    ("report.leaders", 0, "report.leaders: must be > 0, got 0"),
+    (
+        "report.equivalence.capture",
+        0.0,
+        "report.equivalence.capture: must be > 0, got 0.0",
+    ),
     (
         "report.baseline_variant",
         "nope",

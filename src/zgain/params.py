@@ -426,11 +426,21 @@ class EvaluateParams(Block):
     seed: StrictInt
 
 
+class EquivalenceParams(Block):
+    """Margins δ of the verdict `equivalent within ±δ` (docs/method.md#verdicts), per metric."""
+
+    capture: PositiveFloat  # capture share (I^θ / I*)
+    z_information: PositiveFloat  # nats per sequence
+    marginal_gain: PositiveFloat  # nats per sequence
+
+
 class ReportParams(Block):
     """Aggregation over seeds and the tables of `reports/`."""
 
     confidence: OpenUnit  # level of the t-intervals over seeds (seeds are the replicates)
     baseline_variant: StrictStr  # every variant is compared with this one, paired by seed
+    leaders: PositiveInt  # the top variants by adjusted capture at a rate, compared pairwise
+    equivalence: EquivalenceParams  # δ per metric; also the capture half-width aimed at
 
 
 class Params(Block):

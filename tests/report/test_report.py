@@ -41,6 +41,9 @@ EXPECTED_FILES = {
             "frontier",
             "decomposition_rate1.0",
             "decomposition_rate2.5",
+            "adjustment",
+            "verdicts",
+            "half_widths",
         )
     ),
     "plots/frontier.csv",

@@ -33,7 +33,8 @@ def summary_head(tmp_path: Path, devices: dict[tuple[str, int], str | None]) -> 
         set_device(eval_dir, variant, seed, device)
     report_stage.run(params)
     text = (Path(params.paths.reports_dir) / "summary.md").read_text()
-    return text[: text.index("\n## ")]
+    start = text.index("## Setup\n")
+    return text[start : text.index("\n## ", start)]
 
 
 def test_runs_on_one_device_kind_get_no_note(tmp_path):

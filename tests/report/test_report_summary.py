@@ -40,7 +40,7 @@ def captions(text: str) -> list[str]:
 
 
 def test_header_states_world_runs_and_method(summary: str) -> None:
-    head = summary[: summary.index("\n## ")]
+    head = section(summary, "Setup")
     assert "World: K = 4 strategies" in head
     assert f"Runs: {len(WEIGHTS)} variants × 2 rates × 3 seeds = 18 runs" in head
     assert "headline rate C = 2.5, the one nearest the oracle's mean I* = 10.000" in head
@@ -49,23 +49,27 @@ def test_header_states_world_runs_and_method(summary: str) -> None:
 
 def test_first_table_is_the_decomposition(summary: str) -> None:
     first = next(line for line in summary.splitlines() if line.startswith("| row"))
-    assert re.findall(r"`(\w+)`", first) == [
-        "gross_gain",
-        "marginal_gain",
-        "z_information",
-        "capture",
-        "kl",
-        "net_gain",
+    assert re.findall(r"`(\w+)`(?: \([^)]*\))?( at C)?", first) == [
+        ("gross_gain", ""),
+        ("marginal_gain", ""),
+        ("marginal_gain", " at C"),
+        ("z_information", ""),
+        ("z_information", " at C"),
+        ("capture", ""),
+        ("capture", " at C"),
+        ("kl", ""),
+        ("net_gain", ""),
     ]
     assert "(G^marg)" in first and "(I^θ)" in first
 
 
 def test_every_caption_labels_the_method(summary: str) -> None:
     found = captions(summary)
-    # rates reached, one decomposition per rate, five headline tables, by strategy, paired
-    assert sum(c.startswith("*Table") for c in found) == 10
+    # rates reached, one decomposition per rate, half-widths, five headline tables, by
+    # strategy, paired
+    assert sum(c.startswith("*Table") for c in found) == 11
     numbers = [int(re.match(r"\*Table (\d+)\.", c).group(1)) for c in found if c[1] == "T"]
-    assert numbers == list(range(1, 11))
+    assert numbers == list(range(1, 12))
     assert sum(c.startswith("*Figure") for c in found) == 3
     for line in found:
         assert "mean over 3 seeds, 95% t-interval" in line or "3 seeds per variant" in line, line
@@ -74,10 +78,10 @@ def test_every_caption_labels_the_method(summary: str) -> None:
 def test_one_seed_has_no_interval_and_says_so(one_seed: Path) -> None:
     text = (one_seed / "summary.md").read_text()
     found = captions(text)
-    assert len(found) == 13
+    assert len(found) == 14
     for line in found:
         assert "no interval" in line, line
-    assert "One seed" in text[: text.index("\n## ")]
+    assert "One seed" in section(text, "Setup")
     table = pd.read_csv(one_seed / "tables" / "decomposition.csv")
     seeds = table[table["kind"] == "seeds"]
     assert seeds["low"].isna().all() and seeds["high"].isna().all() and (seeds["n"] == 1).all()

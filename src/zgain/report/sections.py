@@ -1,0 +1,204 @@
+"""Markdown building blocks of the summary, and its sections on the rates reached and on the
+equal-rate twins (docs/method.md#comparison-at-equal-rate)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+
+from zgain.core.runs import rate_label
+from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
+from zgain.report.commentary import fmt, fmt_stats
+from zgain.report.frontier import RATE_TOLERANCE, TWIN_METRICS, off_target
+from zgain.report.statistics import method_label
+from zgain.report.tables import SEEDS, TableSpec
+
+RATE_CHECK_TABLE = "rate_check"
+FIGURES_DIR = "figures"
+SYMBOL = {"gross_gain": "G", "marginal_gain": "G^marg", "z_information": "I^θ"}
+AT_RATE = "@C"  # suffix of a column adjusted to exactly the target rate
+ADJUSTMENT_NOTE = (
+    "Columns *at C*: each seed's value adjusted to exactly KL = C along its variant's frontier, "
+    "m_s + slope · (C − kl_s), the slope dm/dKL from the seed means at the neighbouring target "
+    "rates (central difference, one-sided at the grid's ends; tables/adjustment.csv), so the "
+    "spread of the achieved KL leaves the interval (docs/method.md#exact-rate-adjustment)."
+)
+NO_ADJUSTMENT_NOTE = (
+    "Columns *at C*: with one target rate there is no frontier to follow, so they equal the raw "
+    "values (not adjusted)."
+)
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A GitHub-flavoured Markdown table; a `|` inside a cell is escaped."""
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(header), "|" + "---|" * len(header), *map(line, rows)])
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def caption(number: int, title: str, method: str, note: str = "") -> str:
+    return f"*Table {number}. {title}; {method}.*" + (f" {note}" if note else "")
+
+
+def rate_check_section(
+    check: pd.DataFrame, frontier: pd.DataFrame, method: str, number: int
+) -> list[str]:
+    """Table `number`: achieved test KL beside each target, and the runs more than
+    RATE_TOLERANCE off (nothing when no run targets a rate)."""
+    targeted = check[check["kl_target"].notna()]
+    if targeted.empty:
+        return []
+    kl = frontier[frontier["metric"] == "kl"]
+    rates = list(dict.fromkeys(kl["rate"]))
+    cells = {(r["variant"], r["rate"]): fmt_stats(r) for _, r in kl.iterrows()}
+    rows = [
+        [variant] + [cells[(variant, rate)] for rate in rates]
+        for variant in dict.fromkeys(kl["variant"])
+    ]
+    tolerance = f"{RATE_TOLERANCE:.0%}"
+    lines = [
+        "## Rates reached",
+        "",
+        caption(
+            number,
+            "Achieved test `kl` against the target rate C (nats per sequence)",
+            method,
+            f"Every run's own value and its relative error are in "
+            f"tables/{RATE_CHECK_TABLE}.csv; a run more than {tolerance} from its target is "
+            "flagged.",
+        ),
+        "",
+        markdown_table(["variant", *(f"C = {rate_label(r)}" for r in rates)], rows),
+        "",
+    ]
+    flagged = off_target(targeted)
+    if flagged.empty:
+        lines.append(f"All {len(targeted)} runs reached their target within {tolerance}.")
+    else:
+        listed = "; ".join(
+            f"{r['variant']} C = {rate_label(r['rate'])} seed {r['seed']}: kl {fmt(r['kl'])} "
+            f"({r['relative_error']:+.0%})"
+            for _, r in flagged.iterrows()
+        )
+        lines.append(
+            f"**{len(flagged)} of {len(targeted)} runs are more than {tolerance} off their "
+            f"target**, so their rows compare at a different rate: {listed}."
+        )
+    return lines
+
+
+def twin_section(
+    twins: pd.DataFrame | None, pair: tuple[str, str] | None, method: str, number: int
+) -> list[str]:
+    """Table `number`: the check that R_mean and R_dist = R_mean / N coincide at equal rate."""
+    if twins is None or pair is None:
+        return []
+    first, second = pair
+    cells = {(r["rate"], r["metric"]): fmt_stats(r, signed=True) for _, r in twins.iterrows()}
+    rates = list(dict.fromkeys(twins["rate"]))
+    rows = [[rate_label(rate)] + [cells[(rate, m)] for m in TWIN_METRICS] for rate in rates]
+    separated = twins[twins["separated"] == True]  # noqa: E712 (None means no interval)
+    untestable = twins["separated"].isna().all()
+    if untestable:
+        verdict = "With one seed there is no interval, so the check cannot be decided."
+    elif separated.empty:
+        verdict = (
+            f"At every rate both intervals contain 0: at equal rate {first} and {second} "
+            "coincide within the seeds' spread, as the global rescaling predicts (it only moves "
+            "β)."
+        )
+    else:
+        where = ", ".join(
+            f"`{r['metric']}` at C = {rate_label(r['rate'])}" for _, r in separated.iterrows()
+        )
+        verdict = (
+            f"The seeds separate them on {where}: at equal rate the rescaled objective is not "
+            "the same optimisation problem, which a pure rescaling would be (look at the rates "
+            "reached above before reading it as an effect of the weighting)."
+        )
+    return [
+        f"## Equal-rate check: {first} against {second}",
+        "",
+        caption(
+            number,
+            f"Seed-paired difference {first} − {second} at each target rate (nats/seq)",
+            method,
+            f"{second} is {first} divided by the normalizer N (R_dist = R_mean / N), so at one "
+            f"β it sits at the rate {first} would have at β·N; at equal rate the two must "
+            "coincide.",
+        ),
+        "",
+        markdown_table(["C", *(f"Δ {column_header(m)}" for m in TWIN_METRICS)], rows),
+        "",
+        verdict,
+    ]
+
+
+def column_header(metric: str) -> str:
+    return f"`{metric}` ({SYMBOL[metric]})" if metric in SYMBOL else f"`{metric}`"
+
+
+def at_rate_header(metric: str) -> str:
+    """Column header; an adjusted column `m@C` reads "`m` at C"."""
+    if metric.endswith(AT_RATE):
+        return column_header(metric.removesuffix(AT_RATE)) + " at C"
+    return column_header(metric)
+
+
+def with_adjusted_cells(spec: TableSpec, table: pd.DataFrame) -> tuple[TableSpec, pd.DataFrame]:
+    """The decomposition's spec and long table with a column `m@C` after each adjusted metric m,
+    its cells read from the adjusted_mean/low/high columns."""
+    extra = table[table["metric"].isin(ADJUSTED_METRICS) & (table["kind"] == SEEDS)].copy()
+    extra["metric"] = extra["metric"] + AT_RATE
+    for column in ("mean", "low", "high"):
+        extra[column] = extra[ADJUSTED_PREFIX + column]
+    columns = []
+    for metric in spec.columns:
+        columns += [metric, metric + AT_RATE] if metric in ADJUSTED_METRICS else [metric]
+    return replace(spec, columns=tuple(columns)), pd.concat([table, extra], ignore_index=True)
+
+
+FIGURE_CAPTIONS = {
+    "frontier.png": (
+        "The frontier: `z_information`, `capture`, `marginal_gain` and `probe_accuracy` "
+        "against the achieved test `kl`, one curve per variant through its seed means at each "
+        "target rate, every run a point (marker per seed; {runs}); dashed: the oracle's mean "
+        "I* (`oracle_info`), capture 1, and the Bayes ceiling `probe_ceiling`; dotted: the "
+        "x-only floor `probe_floor`."
+    ),
+    "gain_decomposition.png": (
+        "At the headline rate, gross gain per variant as stacked bars, `marginal_gain` "
+        "(hatched) + `z_information` "
+        "(solid), {method}; positive parts stack up and negative parts down from 0; the dot is "
+        "`gross_gain` with its interval; the oracle bar beside (`oracle_marginal_gain` + I*)."
+    ),
+    "information_by_position.png": (
+        "At the headline rate, mean `token_z_information` by target position per variant, "
+        "pooled over seeds, beside the oracle's `oracle_token_info` (dashed); {method}, the "
+        "band being the interval over the per-seed position means."
+    ),
+}
+
+
+def figure_section(names: Sequence[str], n_seeds: int, confidence: float) -> list[str]:
+    method = method_label(n_seeds, confidence)
+    runs = f"{plural(n_seeds, 'seed')} per variant, each run its own point: no interval"
+    lines = ["## Figures", ""]
+    for number, name in enumerate(names, 1):
+        text = FIGURE_CAPTIONS[name].format(method=method, runs=runs)
+        lines += [
+            f"![{Path(name).stem}]({FIGURES_DIR}/{name})",
+            "",
+            f"*Figure {number}.* {text}",
+            "",
+        ]
+    return lines
