@@ -42,6 +42,8 @@ LEVERS: dict[str, dict] = {
     "memory, 2x steps": merge(MEMORY, {"steps": 1200}),
     "memory, encoder lr 2x": merge(MEMORY, {"lr": 0.004}),
     "memory, encoder lr 2x, EMA 0.95": merge(MEMORY, {"lr": 0.004, "weight_average": 0.95}),
+    "memory, encoder lr 2x, 400 steps": merge(MEMORY, {"lr": 0.004, "steps": 400}),
+    "memory, encoder lr 2x, 1200 steps": merge(MEMORY, {"lr": 0.004, "steps": 1200}),
     "memory, latent 8": merge(MEMORY, {"model": {"latent_dim": 8}}),
     "memory, 2 encoder layers": merge(MEMORY, {"model": {"encoder_layers": 2}}),
 }

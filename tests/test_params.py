@@ -510,7 +510,7 @@ def test_every_problem_is_reported_at_once(default_params_raw: dict) -> None:
 
 
 def test_exponent_notation_is_a_number_as_in_dvc(tmp_path: Path, default_params_raw: dict) -> None:
-    text = yaml.safe_dump(default_params_raw).replace("lr: 0.002", "lr: 3e-3")
+    text = yaml.safe_dump(default_params_raw).replace("lr: 0.004", "lr: 3e-3")
     assert "lr: 3e-3" in text
     path = tmp_path / "params.yaml"
     path.write_text(text)
