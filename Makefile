@@ -7,7 +7,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install repro test bench lint clean
+.PHONY: install repro test test-fast bench lint clean
 
 install: $(STAMP)
 
@@ -20,8 +20,13 @@ $(STAMP): requirements.lock pyproject.toml
 repro: $(STAMP)
 	$(VENV)/bin/dvc repro
 
-test: $(STAMP)
-	$(VENV)/bin/python -m pytest -q
+# The unit tests first (fast, no dvc), then the end-to-end tests that run real dvc on the tiny
+# profile in temporary repositories (`-m e2e`); `make test-fast` runs only the first part.
+test: test-fast
+	$(VENV)/bin/python -m pytest -q -m e2e
+
+test-fast: $(STAMP)
+	$(VENV)/bin/python -m pytest -q -m "not e2e"
 
 bench: $(STAMP)
 	$(VENV)/bin/python -u -m bench.run_all $(if $(BENCH_DAG_REPO),--dag-repo $(BENCH_DAG_REPO))

@@ -15,6 +15,7 @@ import os
 os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars would flood the log
 
 import argparse  # noqa: E402
+import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from datetime import UTC, datetime  # noqa: E402
@@ -113,14 +114,19 @@ def main() -> None:
             args.dag_repo, trained["trainer"], params.cvae.common
         ),
     }
+    failed = []
     for title, run in later.items():
         try:
             add(run())
         except Exception as err:  # one broken benchmark must not lose the others' figures
             add(Section(title, notes=[f"failed: {type(err).__name__}: {err}"]))
+            failed.append(title)
     text = header(time.perf_counter() - start) + "\n" + "\n".join(s.markdown() for s in sections)
     args.out.write_text(text)
     print(f"wrote {args.out}")
+    if failed:
+        # the figures of the others are written; `make bench` still fails
+        sys.exit(f"error: {len(failed)} benchmark(s) failed: {', '.join(failed)}")
 
 
 if __name__ == "__main__":

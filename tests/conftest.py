@@ -19,6 +19,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from bench.workload import merge  # noqa: E402  (the one params merge, shared with bench/)
+
 
 @pytest.fixture
 def default_params_raw() -> dict:
@@ -43,17 +45,6 @@ def tiny_data_params() -> DataParams:
         n_val=16,
         n_test=24,
     )
-
-
-def merge(base: dict, overrides: dict) -> dict:
-    """`base` with `overrides` applied recursively; `variants` and lists are replaced whole."""
-    out = dict(base)
-    for key, value in overrides.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "variants":
-            out[key] = merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 def tiny_params_raw(root: Path | None = None) -> dict:

@@ -108,7 +108,8 @@ def test_memory_benchmark_measures_each_stage_process(tiny_raw) -> None:
     raw = merge(tiny_raw, {"data": {"n_train": 200, "n_test": 40}})
     section, figures = bench_memory.measure(raw, bench_memory.Sizes(test_factor=2))
     for key in ("train_cvae_small", "train_cvae_large", "evaluate_small", "evaluate_large"):
-        assert 50 < figures[key] < 10_000  # MiB: a Python process with torch loaded
+        # MiB: torch alone loads about 200 MiB; a tiny-profile stage stays far below 2 GiB
+        assert 150 < figures[key] < 2_000
     assert figures["evaluate_growth"] == pytest.approx(
         figures["evaluate_large"] / figures["evaluate_small"] - 1
     )

@@ -33,22 +33,22 @@ WORKER = (
 )
 
 
-def start_worker(slots: Path, workers: int) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "ZGAIN_WORKERS": str(workers),
-        "ZGAIN_WORKER_DIR": str(slots),
-        "ZGAIN_DEVICE": "auto",
-    }
-    env.pop("ZGAIN_THREADS", None)
+def start_stage(code: str, directory: Path, **settings: str) -> subprocess.Popen:
+    """`code` in a fresh Python process, with no thread or worker setting but `settings`."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ZGAIN_THREADS", "ZGAIN_WORKERS")}
+    env |= {"ZGAIN_WORKER_DIR": str(directory), **settings}
     return subprocess.Popen(
-        [sys.executable, "-c", WORKER],
+        [sys.executable, "-c", code],
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def start_worker(slots: Path, workers: int) -> subprocess.Popen:
+    return start_stage(WORKER, slots, ZGAIN_WORKERS=str(workers), ZGAIN_DEVICE="auto")
 
 
 def recorded(worker: subprocess.Popen) -> dict:
@@ -99,17 +99,7 @@ CLAIMING_STAGE = (
 
 
 def start_claiming_stage(directory: Path) -> subprocess.Popen:
-    env = {**os.environ, "ZGAIN_WORKER_DIR": str(directory)}
-    env.pop("ZGAIN_THREADS", None)
-    env.pop("ZGAIN_WORKERS", None)
-    return subprocess.Popen(
-        [sys.executable, "-c", CLAIMING_STAGE],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_stage(CLAIMING_STAGE, directory)
 
 
 def test_stages_started_at_once_by_default_never_hold_more_threads_than_cpus(tmp_path):

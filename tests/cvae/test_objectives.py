@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch import Tensor
 
-from zgain.core.nll import masked_mean, token_nll
+from zgain.core.nll import masked_mean
 from zgain.cvae.model import kl_diag_gaussians
 from zgain.cvae.objective import bow_loss, free_bits_kl, loss_terms, reconstruction
 from zgain.cvae.rate import beta_at
@@ -408,20 +408,6 @@ def test_bow_loss_on_hand_example() -> None:
     mask = torch.tensor([[True, True, True, False], [True, True, False, False]])
     expected = [-2 * math.log(0.5), -2 * math.log(0.25)]
     assert bow_loss(logits, targets, mask).tolist() == pytest.approx(expected)
-
-
-def test_token_nll_is_negative_log_softmax_and_zero_where_masked() -> None:
-    gen = torch.Generator().manual_seed(12)
-    logits = torch.randn(2, 3, 5, generator=gen)
-    targets = torch.tensor([[1, 4, 4], [0, 2, -100]])  # 4 plays PAD, −100 an out-of-range id
-    mask = torch.tensor([[True, False, False], [True, True, False]])
-    nll = token_nll(logits, targets, mask)
-    log_probs = torch.log_softmax(logits, dim=-1)
-    assert nll.shape == (2, 3)
-    assert nll[0, 0].item() == pytest.approx(-log_probs[0, 0, 1].item())
-    assert nll[1, 0].item() == pytest.approx(-log_probs[1, 0, 0].item())
-    assert nll[1, 1].item() == pytest.approx(-log_probs[1, 1, 2].item())
-    assert (nll[~mask] == 0).all()
 
 
 def test_loss_terms_total_and_logged_names() -> None:

@@ -31,7 +31,7 @@ from zgain.report.devices import DEVICE_COLUMN, device_kind
 
 EXAMPLES_FILE = "examples.parquet"
 METRICS_FILE = "metrics.json"
-# the reference rows of the tables, and the other keys of reports/capture.json
+# the reference rows of the tables, and the top-level keys of reports/metrics.json
 RESERVED_NAMES = frozenset(
     {"base", "oracle", "floor", "ceiling", "cap", "headline_rate", "oracle_info"}
 )
