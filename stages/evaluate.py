@@ -25,19 +25,18 @@ from zgain.evaluate.run_metrics import evaluation_table, revealed_positions, run
 from zgain.evaluate.schema import EVAL_SCHEMA
 from zgain.evaluate.scoring import evaluate_examples
 from zgain.params import Params, load_params
-from zgain.world.packed import load_packed
-from zgain.world.synthetic import World
+from zgain.world.packed import frames_of, load_packed
 
 
 def evaluate_runs(
     params: Params, runs: list[Run], threads: int, *, device: str | None
 ) -> list[dict[str, float]]:
     """Score `runs` one after another in this process, loading the test split once."""
-    world = World.from_params(params.data)
+    frames = frames_of(params)
     settings = params.evaluate
     torch_device, environment = setup_torch(settings.seed, device=device, threads=threads)
-    split, batch = load_packed(params.paths.synthetic_dir, "test", world)
-    frozen = load_frozen(params.paths, split, world.n_targets)
+    split, batch = load_packed(params.paths.synthetic_dir, "test", frames)
+    frozen = load_frozen(params.paths, split, frames.n_targets)
     revealed = revealed_positions(split, frozen.mask, settings.reveal_min_nats)
     base = frozen.sequence_surprisal
     out = []
@@ -56,7 +55,7 @@ def evaluate_runs(
             batch,
             iw_samples=settings.iw_samples,
             batch_size=settings.batch_size,
-            max_x_len=world.max_x_len,
+            max_x_len=frames.max_x_len,
             device=torch_device,
             seed=settings.seed,
         )

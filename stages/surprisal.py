@@ -18,26 +18,25 @@ from zgain.core.environment import (
 )
 from zgain.core.io import BASE_SHA_KEY, sha256_file, sweep_temporaries, write_table
 from zgain.params import Params, load_params
-from zgain.world.packed import load_packed
+from zgain.world.packed import frames_of, load_packed
 from zgain.world.splits import SPLITS
-from zgain.world.synthetic import World
 
 SCORING_SEED = 0  # scoring is deterministic; the seed only fixes torch's global state
 
 
 def run(params: Params, device: str | None = None, threads: int | None = None) -> None:
-    world = World.from_params(params.data)
+    frames = frames_of(params)
     sweep_temporaries(params.paths.surprisal_dir)
     torch_device, _ = setup_torch(SCORING_SEED, device=device, threads=threads)
     base_sha = sha256_file(params.paths.base_model)
     model = load_base(params.paths.base_model).to(torch_device)
     tokens, examples = [], []
     for split in tqdm(SPLITS, desc="surprisal", unit="split"):
-        data, batch = load_packed(params.paths.synthetic_dir, split, world)
+        data, batch = load_packed(params.paths.synthetic_dir, split, frames)
         scores = score_tokens(
             model,
             batch,
-            max_x_len=world.max_x_len,
+            max_x_len=frames.max_x_len,
             batch_size=params.surprisal.batch_size,
             device=torch_device,
         )

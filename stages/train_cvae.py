@@ -32,8 +32,7 @@ from zgain.cvae.fit import fit_group
 from zgain.cvae.model import CVAE, save_cvae
 from zgain.cvae.objective import Objective
 from zgain.params import Params, load_params
-from zgain.world.packed import load_packed
-from zgain.world.synthetic import World
+from zgain.world.packed import frames_of, load_packed
 
 
 def train_runs(
@@ -42,14 +41,14 @@ def train_runs(
     """Train `runs` (one variant and seed) in lockstep in this process; returns their last
     logged values. Each run's model is initialized from its seed alone, as if trained alone."""
     variant, seed = runs[0].variant, runs[0].seed
-    world = World.from_params(params.data)
+    frames = frames_of(params)
     common = params.cvae.common
     resolved = params.cvae.variant(variant)
     torch_device, environment = setup_torch(seed, device=device, threads=threads)
-    train_split, train = load_packed(params.paths.synthetic_dir, "train", world)
-    val_split, val = load_packed(params.paths.synthetic_dir, "val", world)
+    train_split, train = load_packed(params.paths.synthetic_dir, "train", frames)
+    val_split, val = load_packed(params.paths.synthetic_dir, "val", frames)
     train_frozen, val_frozen = load_frozen_splits(
-        params.paths, [train_split, val_split], world.n_targets
+        params.paths, [train_split, val_split], frames.n_targets
     )
     base = load_base(params.paths.base_model)
     models = []
@@ -71,7 +70,7 @@ def train_runs(
             monitor,
             monitor_base,
             seed=seed,
-            max_x_len=world.max_x_len,
+            max_x_len=frames.max_x_len,
             device=torch_device,
         )
         for live in lives:

@@ -16,7 +16,7 @@ import yaml
 from conftest import REPO_ROOT
 
 BIN = Path(sys.executable).parent
-COPIED = ["dvc.yaml", "stages", "src"]
+COPIED = ["dvc.yaml", "stages", "src", "pairs"]
 IGNORE_FILES = [".gitignore", ".dvcignore"]
 
 

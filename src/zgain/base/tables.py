@@ -55,11 +55,17 @@ def _base_sha(table: pa.Table, path: Path) -> str:
 
 
 def _check_values(table: pa.Table, path: Path, ids: np.ndarray) -> None:
-    """Finite and >= 0 in every surprisal and oracle column (oracle columns up to rounding)."""
+    """Finite and >= 0 in every surprisal and oracle column (oracle columns up to rounding).
+
+    An oracle column may instead be NaN throughout: data without an oracle (a pairs file,
+    docs/own-data.md); a mix of NaN and numbers is an error.
+    """
     name = path.name
     for columns, floor in ((SURPRISAL_COLUMNS, 0.0), (ORACLE_COLUMNS, -ORACLE_ROUNDING_NATS)):
         for column in columns[name]:
             values = table[column].to_numpy()
+            if columns is ORACLE_COLUMNS and values.size and np.isnan(values).all():
+                continue
             bad = ~np.isfinite(values) | (values < floor)
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])

@@ -24,6 +24,15 @@ IDENTITY_TOL = 1e-9
 """|gross − (marginal + z-information)| above which the decomposition is a bug, nats."""
 
 
+def oracle_vector(name: str, values: np.ndarray, n: int) -> np.ndarray:
+    """An oracle column: finite, or NaN throughout for data without an oracle (then every
+    oracle quantity below is NaN)."""
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.shape == (n,) and np.isnan(arr).all():
+        return arr
+    return as_vector(name, arr, n)
+
+
 def decomposition(
     *,
     base: np.ndarray,
@@ -41,7 +50,8 @@ def decomposition(
     All inputs are (N,) per example: base B_i, post L_i, marginal M_i, kl KL_i, shuffled
     L^shuf_i, prior L^prior_i, n_tokens T_i, oracle_nll NLL*_i, oracle_info I*_i (nats).
 
-    capture = mean I^θ / mean I* (NaN when mean I* = 0); z_reliance = mean(L^shuf − L), a
+    capture = mean I^θ / mean I* (NaN when mean I* = 0, or with no oracle: NaN oracle columns
+    make every oracle quantity NaN); z_reliance = mean(L^shuf − L), a
     diagnostic (unbounded, never a gain); prior_sample_gain = mean(B − L^prior).
     Fractional gains with their oracle ceilings (C* = NLL* − I*): frac_gain_pop = 1 − ΣL/ΣB
     (ceiling 1 − ΣC*/ΣB), frac_gain_ex = mean(1 − L_i/B_i) (ceiling mean(1 − C*_i/B_i)),
@@ -58,8 +68,8 @@ def decomposition(
     shuf = as_vector("shuffled", shuffled, n)
     prior_ = as_vector("prior", prior, n)
     t = as_vector("n_tokens", n_tokens, n)
-    nll_star = as_vector("oracle_nll", oracle_nll, n)
-    info_star = as_vector("oracle_info", oracle_info, n)
+    nll_star = oracle_vector("oracle_nll", oracle_nll, n)
+    info_star = oracle_vector("oracle_info", oracle_info, n)
     if np.any(b <= 0.0) or np.any(t <= 0.0):
         raise ValueError("base surprisal and n_tokens must be > 0 for every example")
     c_star = nll_star - info_star

@@ -5,6 +5,8 @@ docs/method.md#evaluation-quantities.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyarrow as pa
 
@@ -13,7 +15,7 @@ from zgain.cvae.diagnostics import active_units
 from zgain.evaluate.decomposition import decomposition
 from zgain.evaluate.estimators import localization_share, mutual_information_q, spearman
 from zgain.evaluate.recovery import strategy_recovery_beyond_x
-from zgain.evaluate.schema import EVAL_SCHEMA
+from zgain.evaluate.schema import EVAL_SCHEMA, LOCALIZATION_KEYS, RECOVERY_KEYS
 from zgain.evaluate.scoring import PerExample
 from zgain.world.splits import Split
 
@@ -59,6 +61,23 @@ def evaluation_table(
     return pa.table(columns).cast(EVAL_SCHEMA)
 
 
+def localization(
+    split: Split, scores: PerExample, mask: np.ndarray, revealed: np.ndarray
+) -> dict[str, float]:
+    """Where z's information sits against the oracle's per-token information; NaN when the
+    data has no per-token oracle (a pairs file)."""
+    if np.isnan(split.oracle_token_info[mask]).all():
+        return dict.fromkeys(LOCALIZATION_KEYS, math.nan)
+    z_info_tokens = token_z_information(scores, mask)
+    oracle_tokens = np.where(mask, split.oracle_token_info, 0.0)
+    return {
+        "localization_share": localization_share(z_info_tokens, revealed, mask),
+        "oracle_localization_share": localization_share(oracle_tokens, revealed, mask),
+        "token_info_spearman": spearman(z_info_tokens[mask], oracle_tokens[mask]),
+        "revealed_token_share": float(revealed.sum() / mask.sum()),
+    }
+
+
 def run_metrics(
     split: Split,
     base: np.ndarray,
@@ -85,29 +104,27 @@ def run_metrics(
         oracle_nll=split.oracle_nll,
         oracle_info=split.oracle_info,
     )
-    z_info_tokens = token_z_information(scores, mask)
-    oracle_tokens = np.where(mask, split.oracle_token_info, 0.0)
     n_active, _ = active_units(scores.mu)
     mi, mi_cap = mutual_information_q(scores.mu, scores.logvar, seed=seed)
+    metrics |= localization(split, scores, mask, revealed)
     metrics |= {
-        "localization_share": localization_share(z_info_tokens, revealed, mask),
-        "oracle_localization_share": localization_share(oracle_tokens, revealed, mask),
-        "token_info_spearman": spearman(z_info_tokens[mask], oracle_tokens[mask]),
-        "revealed_token_share": float(revealed.sum() / mask.sum()),
         "active_units": float(n_active),
         "mi_q_nats": mi,
         "mi_q_cap_nats": mi_cap,
         "iw_samples": float(iw_samples),
         "n_examples": float(len(split)),
     }
-    metrics |= strategy_recovery_beyond_x(
-        scores.z_sample,
-        scores.mu,
-        split.strategy_prior,
-        split.strategy_posterior,
-        split.strategy,
-        seed=seed,
-        test_fraction=probe_test_fraction,
-    )
+    if split.strategy_prior.shape[1]:
+        metrics |= strategy_recovery_beyond_x(
+            scores.z_sample,
+            scores.mu,
+            split.strategy_prior,
+            split.strategy_posterior,
+            split.strategy,
+            seed=seed,
+            test_fraction=probe_test_fraction,
+        )
+    else:  # no hidden strategy (a pairs file): nothing to recover
+        metrics |= dict.fromkeys(RECOVERY_KEYS, math.nan)
     metrics |= {f"kl_dim_{j}": float(v) for j, v in enumerate(scores.kl_per_dim.mean(0))}
     return metrics

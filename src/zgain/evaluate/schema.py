@@ -79,11 +79,16 @@ RECOVERY_KEYS: tuple[str, ...] = (
 )
 """Keys of zgain.evaluate.recovery.strategy_recovery_beyond_x."""
 
-USAGE_KEYS: tuple[str, ...] = (
+LOCALIZATION_KEYS: tuple[str, ...] = (
     "localization_share",
     "oracle_localization_share",
     "token_info_spearman",
     "revealed_token_share",
+)
+"""Keys of zgain.evaluate.run_metrics.localization: they need a per-token oracle."""
+
+USAGE_KEYS: tuple[str, ...] = (
+    *LOCALIZATION_KEYS,
     "active_units",
     "mi_q_nats",
     "mi_q_cap_nats",

@@ -81,15 +81,17 @@ class Adjusted:
         return self.values[(variant, rate, metric)]
 
 
-def adjust_results(by_rate: Mapping[float, EvalResults]) -> Adjusted:
-    """Adjust every variant's ADJUSTED_METRICS at every target rate (the keys of `by_rate`)."""
+def adjust_results(
+    by_rate: Mapping[float, EvalResults], metrics: Sequence[str] = ADJUSTED_METRICS
+) -> Adjusted:
+    """Adjust every variant's `metrics` at every target rate (the keys of `by_rate`)."""
     rates = sorted(by_rate)
     variants = by_rate[rates[0]].variants
     values, slopes = {}, {}
     for variant in variants:
         kls = {rate: by_rate[rate].values(variant, "kl") for rate in rates}
         kl_means = [finite_mean(kls[rate]) for rate in rates]
-        for metric in ADJUSTED_METRICS:
+        for metric in metrics:
             raw = {rate: by_rate[rate].values(variant, metric) for rate in rates}
             slope = frontier_slopes(kl_means, [finite_mean(raw[rate]) for rate in rates])
             for rate, s in zip(rates, slope, strict=True):

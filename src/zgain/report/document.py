@@ -20,7 +20,12 @@ from matplotlib.figure import Figure
 from zgain.core.io import atomic_dir, atomic_path, write_json
 from zgain.core.runs import rate_label
 from zgain.params import Params
-from zgain.report.adjust import adjust_results, adjustment_table, with_adjusted
+from zgain.report.adjust import (
+    ADJUSTED_METRICS,
+    adjust_results,
+    adjustment_table,
+    with_adjusted,
+)
 from zgain.report.commentary import (
     WINNER_METRICS,
     damage_sentences,
@@ -28,6 +33,7 @@ from zgain.report.commentary import (
     fmt_stats,
     winner_sentence,
 )
+from zgain.report.coverage import Coverage
 from zgain.report.devices import mixed_devices_lines
 from zgain.report.figures import build_figures, save_png
 from zgain.report.findings import (
@@ -195,6 +201,7 @@ def summary_markdown(
     headline: float,
     tables: Mapping[str, pd.DataFrame],
     figures: Sequence[str],
+    coverage: Coverage,
 ) -> str:
     """The Markdown summary: header, rates reached, the decomposition at every rate, the
     equal-rate check, the headline rate's other tables and paired comparisons, commentary,
@@ -206,12 +213,17 @@ def summary_markdown(
     lines = [*title, *findings_lines(params, by_rate, headline, tables, tables[FRONTIER_TABLE])]
     lines += ["", "## Setup", "", *setup]
     lines += mixed_devices_lines(all_runs(by_rate))
+    if not coverage.complete:
+        lines += ["", "## Left out for this data", ""]
+        lines += [f"- {line}." for line in coverage.left_out()]
     check = rate_check_section(tables[RATE_CHECK_TABLE], tables[FRONTIER_TABLE], method, 1)
     number = 2 if check else 1
     lines += ["", *check, "", "## Gain decomposition at each target rate"]
     lines += rate_sections(params, by_rate, tables, headline, method, n_seeds, number)
     number += len(by_rate)
-    widths = half_width_section(tables[HALF_WIDTH_TABLE], confidence, method, number)
+    widths = half_width_section(
+        tables[HALF_WIDTH_TABLE], confidence, method, number, coverage.rank_metric
+    )
     number += 1 if widths else 0
     lines += ["", *widths]
     pair = twin_variants({v: params.cvae.variants[v].weights for v in results.variants})
@@ -219,18 +231,19 @@ def summary_markdown(
     number += 1 if twins else 0
     lines += ["", *twins]
     at = f" at the headline rate C = {rate_label(headline)}"
-    for spec in SEED_TABLES:
-        if spec is DECOMPOSITION:
+    for spec in coverage.seed_tables():
+        if spec.name == DECOMPOSITION.name:
             continue
         text = caption(number, spec.title + at, method, spec.note)
         lines += ["", f"## {spec.title}{at}", "", text, ""]
         lines.append(render_table(spec, tables[spec.name], n_seeds))
         number += 1
-    spec = strategy_spec(params.data.transforms)
-    text = caption(number, spec.title + at, method, spec.note)
-    lines += ["", f"## {spec.title}{at}", "", text, ""]
-    lines.append(render_table(spec, tables[STRATEGY_TABLE], n_seeds, header=str))
-    number += 1
+    if coverage.strategies:
+        spec = strategy_spec(coverage.strategies)
+        text = caption(number, spec.title + at, method, spec.note)
+        lines += ["", f"## {spec.title}{at}", "", text, ""]
+        lines.append(render_table(spec, tables[STRATEGY_TABLE], n_seeds, header=str))
+        number += 1
     baseline = params.report.baseline_variant
     lines += [""] + paired_section(tables[PAIRED_TABLE], baseline, method, number)
     lines += [
@@ -277,14 +290,17 @@ def build_report(
     confidence = params.report.confidence
     latent_dim = params.cvae.common.model.latent_dim
     first = next(iter(by_rate.values()))
+    coverage = Coverage.of(params, first)
     headline = headline_rate(list(by_rate), first.split_value("oracle_info"))
     results = by_rate[headline]
-    tables = {spec.name: seed_table(spec, results, confidence, latent_dim) for spec in SEED_TABLES}
+    specs = coverage.seed_tables()
+    tables = {spec.name: seed_table(spec, results, confidence, latent_dim) for spec in specs}
+    decomposition = specs[0]
     for rate, at_rate in by_rate.items():
         tables[decomposition_name(rate)] = seed_table(
-            DECOMPOSITION, at_rate, confidence, latent_dim
+            decomposition, at_rate, confidence, latent_dim
         )
-    adjusted = adjust_results(by_rate)
+    adjusted = adjust_results(by_rate, coverage.metrics(ADJUSTED_METRICS))
     tables[ADJUSTMENT_TABLE] = adjustment_table(adjusted, confidence)
     names = {decomposition_name(rate): rate for rate in by_rate} | {DECOMPOSITION.name: headline}
     for name, rate in names.items():
@@ -296,13 +312,19 @@ def build_report(
         report.baseline_variant,
         report.leaders,
         report.equivalence.model_dump(),
+        coverage.metrics(ADJUSTED_METRICS),
+        coverage.rank_metric,
     )
+    rank = coverage.rank_metric
     tables[HALF_WIDTH_TABLE] = half_width_table(
-        adjusted, results.variants, headline, report.equivalence.capture, confidence
+        adjusted, results.variants, headline, getattr(report.equivalence, rank), confidence, rank
     )
-    tables[PAIRED_TABLE] = paired_table(results, params.report.baseline_variant, confidence)
+    tables[PAIRED_TABLE] = paired_table(
+        results, params.report.baseline_variant, confidence, coverage.metrics(PAIRED_MEASURES)
+    )
     tables[POSITION_TABLE] = information_by_position(results, confidence)
-    tables[STRATEGY_TABLE] = information_by_strategy(results, params.data.transforms, confidence)
+    if coverage.strategies:
+        tables[STRATEGY_TABLE] = information_by_strategy(results, coverage.strategies, confidence)
     tables[RUNS_TABLE] = runs_table(by_rate)
     tables[RATE_CHECK_TABLE] = rate_check(by_rate)
     tables[FRONTIER_TABLE] = frontier_table(by_rate, confidence)
@@ -320,18 +342,23 @@ def build_report(
         results.variants,
         results.seeds,
         {
-            "z_information": results.split_value("oracle_info"),
-            "capture": 1.0,
-            "probe_accuracy": results.split_value("probe_ceiling"),
-            "probe_floor": results.split_value("probe_floor"),
+            name: value
+            for name, value in {
+                "z_information": results.split_value("oracle_info"),
+                "capture": 1.0,
+                "probe_accuracy": results.split_value("probe_ceiling"),
+                "probe_floor": results.split_value("probe_floor"),
+            }.items()
+            if math.isfinite(value)
         },
+        None if coverage.complete else coverage.panels(),
     )
     return Report(
         tables=tables,
         plots=plots,
         figures=figures,
         metrics=metrics_summary(results, headline),
-        summary=summary_markdown(params, by_rate, headline, tables, list(figures)),
+        summary=summary_markdown(params, by_rate, headline, tables, list(figures), coverage),
     )
 
 

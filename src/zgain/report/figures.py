@@ -109,20 +109,24 @@ def frontier_figure(
     variants: Sequence[str],
     seeds: Sequence[int],
     references: dict[str, float],
+    panels: Sequence[str] | None = None,
 ) -> Figure:
-    """Four panels against the achieved KL (nats/seq): I^θ, capture, G^marg, probe accuracy.
+    """Four panels against the achieved KL (nats/seq): I^θ, capture, G^marg, probe accuracy;
+    `panels` names the metrics to draw when the data lacks some (None: all four).
 
     points: one row per run (variant, rate, seed, kl and the panels' metrics). Each variant is a
     curve through its seed means at each target rate, with every run as a point (marker per
     seed). references: the dashed line of a panel by metric (the oracle's I* for I^θ, 1 for
     capture, the Bayes ceiling for the probe); the probe panel also draws the x-only floor.
     """
-    fig = Figure(figsize=(11.0, 8.4), dpi=DPI, layout="constrained")
+    shown = [panel for panel in FRONTIER_PANELS if panels is None or panel[0] in panels]
+    rows = 2 if len(shown) > 2 else 1
+    fig = Figure(figsize=(11.0, 4.2 * rows), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(2, 2, i + 1) for i in range(4)]
+    axes = [fig.add_subplot(rows, 2, i + 1) for i in range(len(shown))]
     palette = colours(variants)
     markers = {s: SEED_MARKERS[i % len(SEED_MARKERS)] for i, s in enumerate(seeds)}
-    for ax, (metric, label, ref_label) in zip(axes, FRONTIER_PANELS, strict=True):
+    for ax, (metric, label, ref_label) in zip(axes, shown, strict=True):
         ax.grid(alpha=0.3)
         for variant in variants:
             runs = points[points["variant"] == variant]
@@ -187,7 +191,9 @@ def stacked_bar(ax: Axes, x: float, parts: Sequence[tuple[float, dict]]) -> None
             down += value
 
 
-def decomposition_figure(decomposition: pd.DataFrame, variants: Sequence[str]) -> Figure:
+def decomposition_figure(
+    decomposition: pd.DataFrame, variants: Sequence[str], oracle: bool = True
+) -> Figure:
     """Gross gain per variant as stacked bars marginal + z-information (seed means, nats/seq).
 
     Bars stack positive parts upward and negative parts downward from 0; the black dot is the
@@ -196,7 +202,7 @@ def decomposition_figure(decomposition: pd.DataFrame, variants: Sequence[str]) -
     fig, (ax,) = new_figure(SQUARE)
     cells = decomposition.set_index(["variant", "metric"])
     palette = colours(variants)
-    names = [*variants, ORACLE]
+    names = [*variants, ORACLE] if oracle else list(variants)
     for x, name in enumerate(names):
         colour = palette.get(name, ORACLE_COLOUR)
         marginal = cells.loc[(name, "marginal_gain")]
@@ -239,6 +245,8 @@ def information_by_position_figure(by_position: pd.DataFrame, variants: Sequence
     for name in [*variants, ORACLE]:
         rows = by_position[by_position["variant"] == name].sort_values("position", kind="stable")
         oracle = name == ORACLE
+        if oracle and rows.empty:  # no per-token oracle (a pairs file)
+            continue
         ax.plot(
             rows["position"],
             rows["mean"],
@@ -275,11 +283,14 @@ def build_figures(
     variants: Sequence[str],
     seeds: Sequence[int],
     references: dict[str, float],
+    panels: Sequence[str] | None = None,
 ) -> dict[str, Figure]:
     """Every figure of the report by file name (see the functions for what each shows):
-    the frontier over every run, and the headline rate's decomposition and positions."""
+    the frontier over every run, and the headline rate's decomposition and positions; `panels`
+    as in `frontier_figure` (without capture, the decomposition has no oracle bar)."""
+    oracle = panels is None or "capture" in panels
     return {
-        "frontier.png": frontier_figure(points, variants, seeds, references),
-        "gain_decomposition.png": decomposition_figure(decomposition, variants),
+        "frontier.png": frontier_figure(points, variants, seeds, references, panels),
+        "gain_decomposition.png": decomposition_figure(decomposition, variants, oracle),
         "information_by_position.png": information_by_position_figure(by_position, variants),
     }

@@ -8,12 +8,13 @@ and the command that reruns the study on another world. Every number comes from 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import pandas as pd
 
 from zgain.core.runs import rate_label
-from zgain.params import DataParams, Params
+from zgain.params import DataParams, PairsParams, Params
 from zgain.report.adjust import ADJUSTED_METRICS
 from zgain.report.commentary import fmt, fmt_stats
 from zgain.report.loading import EvalResults
@@ -41,8 +42,14 @@ ANOTHER_NOISE = 0.05  # the rerun example's noise when this world has none
 OTHER_PRIOR = {"uniform": "x_dependent", "x_dependent": "uniform"}
 
 
-def world_sentence(data: DataParams, n_test: float) -> str:
+def world_sentence(data: DataParams | PairsParams, n_test: float) -> str:
     """The world the findings hold on: the data block of params."""
+    if isinstance(data, PairsParams):
+        return (
+            f"These findings hold on the pairs of `{data.file}`, split by "
+            f"`{data.key_column or data.x_column}` (seed {data.seed}); N = {fmt(n_test, 0)} test "
+            "examples."
+        )
     return (
         f"These findings hold on one synthetic world: K = {len(data.transforms)} strategies "
         f"({', '.join(data.transforms)}), the `{data.prior}` prior p(s | x) (temperature "
@@ -52,9 +59,11 @@ def world_sentence(data: DataParams, n_test: float) -> str:
     )
 
 
-def rerun_command(data: DataParams) -> str:
+def rerun_command(data: DataParams | PairsParams) -> str:
     """A `dvc exp run` that reruns the whole study on another world: one strategy fewer (when
-    K > 2), twice the noise and the other prior."""
+    K > 2), twice the noise and the other prior; for pairs, another split of the same file."""
+    if isinstance(data, PairsParams):
+        return f"dvc exp run -S data.seed={data.seed + 1}"
     transforms = data.transforms[:-1] if len(data.transforms) > 2 else data.transforms
     noise = 2 * data.noise if data.noise > 0 else ANOTHER_NOISE
     return (
@@ -101,12 +110,19 @@ def rate_sentences(verdicts: pd.DataFrame, rate: float) -> list[str]:
 
 
 def headline_sentence(adjustment: pd.DataFrame, headline: float, oracle_info: float) -> str:
-    rows = adjustment[(adjustment["rate"] == headline) & (adjustment["metric"] == "capture")]
+    """The headline rate's adjusted capture per variant, best first (I^θ without an oracle)."""
+    metric = "capture" if math.isfinite(oracle_info) else "z_information"
+    rows = adjustment[(adjustment["rate"] == headline) & (adjustment["metric"] == metric)]
     rows = rows.sort_values("mean", ascending=False, kind="stable")
     listed = ", ".join(f"{r['variant']} {fmt_stats(r)}" for _, r in rows.iterrows())
+    if metric == "capture":
+        return (
+            f"Headline (C = {rate_label(headline)}, the rate nearest the oracle's I* = "
+            f"{fmt(oracle_info)} nats): capture adjusted to C, best first: {listed}."
+        )
     return (
-        f"Headline (C = {rate_label(headline)}, the rate nearest the oracle's I* = "
-        f"{fmt(oracle_info)} nats): capture adjusted to C, best first: {listed}."
+        f"Headline (C = {rate_label(headline)}, the middle listed rate: there is no oracle I*): "
+        f"z-information I^θ adjusted to C (nats/seq), best first: {listed}."
     )
 
 
@@ -122,7 +138,8 @@ def negative_information(
         oracle = positions[positions["variant"] == ORACLE].set_index("position")["mean"]
         mine = positions[(positions["variant"] == row["variant"]) & (positions["mean"] < 0)]
         where = ", ".join(
-            f"t = {t} ({fmt(mean, signed=True)}; i*_t {fmt(oracle[t])})"
+            f"t = {t} ({fmt(mean, signed=True)}"
+            + (f"; i*_t {fmt(oracle[t])})" if t in oracle else ")")
             for t, mean in zip(mine["position"], mine["mean"], strict=True)
         )
         evidence = (
@@ -182,12 +199,13 @@ def findings_lines(
 
 
 def half_width_section(
-    table: pd.DataFrame, confidence: float, method: str, number: int
+    table: pd.DataFrame, confidence: float, method: str, number: int, metric: str = "capture"
 ) -> list[str]:
-    """Table `number`: each variant's adjusted capture interval half-width at the headline rate
+    """Table `number`: each variant's adjusted `metric` interval half-width at the headline rate
     and the seeds a ±target half-width would need given its sd."""
     if table.empty:
         return []
+    name = "capture" if metric == "capture" else "z-information"
     rate, target = float(table["rate"].iloc[0]), float(table["target"].iloc[0])
     rows = [
         [
@@ -202,21 +220,22 @@ def half_width_section(
     ]
     header = [
         "variant",
-        "`capture` adjusted",
+        f"`{metric}` adjusted",
         "sd",
         "seeds",
         "half-width",
         f"seeds for ±{target:g}",
     ]
     return [
-        f"## Seeds for a ±{target:g} capture interval at the headline rate",
+        f"## Seeds for a ±{target:g} {name} interval at the headline rate",
         "",
         caption(
             number,
-            f"Capture adjusted to C = {rate_label(rate)}: the half-width of its interval",
+            f"{name.capitalize()} adjusted to C = {rate_label(rate)}: the half-width of its "
+            "interval",
             method,
             f"Seeds for ±{target:g}: the smallest n with t_{{{0.5 + confidence / 2:g}, n−1}} · "
-            f"sd/√n ≤ {target:g} at the observed sd (the equivalence margin of capture).",
+            f"sd/√n ≤ {target:g} at the observed sd (the equivalence margin of {name}).",
         ),
         "",
         markdown_table(header, rows),

@@ -37,9 +37,12 @@ TWIN_COLUMNS = ["rate", "metric", "mean", "low", "high", "n", "separated"]
 
 
 def headline_rate(rates: Sequence[float], oracle_info: float) -> float:
-    """The target rate nearest the oracle's mean I* (the first of two equally near)."""
+    """The target rate nearest the oracle's mean I* (the first of two equally near); without an
+    oracle (NaN), the middle of the sorted rates (the lower of two middles)."""
     if not rates:
         raise ValueError("no target rates")
+    if not math.isfinite(oracle_info):
+        return sorted(rates)[(len(rates) - 1) // 2]
     return min(rates, key=lambda rate: abs(rate - oracle_info))
 
 

@@ -3,6 +3,7 @@ equal-rate twins (docs/method.md#comparison-at-equal-rate)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from zgain.core.runs import rate_label
-from zgain.params import Params
+from zgain.params import DataParams, PairsParams, Params
 from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
 from zgain.report.commentary import fmt, fmt_stats, paired_sentence
 from zgain.report.frontier import RATE_TOLERANCE, TWIN_METRICS, off_target
@@ -208,6 +209,34 @@ def figure_section(names: Sequence[str], n_seeds: int, confidence: float) -> lis
     return lines
 
 
+def headline_reason(oracle_info: float) -> str:
+    """Why the headline rate is the headline (zgain.report.frontier.headline_rate)."""
+    if math.isfinite(oracle_info):
+        return f"the one nearest the oracle's mean I* = {fmt(oracle_info)}"
+    return "the middle listed rate (no oracle I* to choose by)"
+
+
+def data_line(data: DataParams | PairsParams, n_test: float) -> str:
+    """The setup's first bullet: the world, or the pairs file, the examples were drawn from."""
+    if isinstance(data, DataParams):
+        return (
+            f"World: K = {len(data.transforms)} strategies ({', '.join(data.transforms)}), "
+            f"V = {data.vocab_size} content tokens, x length {data.length_min}–"
+            f"{data.length_max}, noise ε = {data.noise}, `{data.prior}` prior; "
+            f"N = {fmt(n_test, 0)} test examples."
+        )
+    oracle = (
+        f"oracle columns `{data.oracle.nll}` (−log p(y|x)) and `{data.oracle.info}` (I*)"
+        if data.oracle
+        else "no oracle"
+    )
+    return (
+        f"Data: the pairs file `{data.file}` (x `{data.x_column}`, y `{data.y_column}`, "
+        f"tokenizer {' / '.join(dict.fromkeys(data.tokenizers))}), split by "
+        f"`{data.key_column or data.x_column}`; {oracle}; N = {fmt(n_test, 0)} test examples."
+    )
+
+
 def header(
     params: Params, results: EvalResults, rates: Sequence[float]
 ) -> tuple[list[str], list[str]]:
@@ -234,8 +263,7 @@ def header(
             f"each run trained toward a target KL C by dual ascent on log β "
             f"(docs/method.md#rate-targeted-training); target rates C = "
             f"{', '.join(map(rate_label, rates))} nats; headline rate C = "
-            f"{rate_label(results.rate)}, the one nearest the oracle's mean I* = "
-            f"{fmt(results.split_value('oracle_info'))}"
+            f"{rate_label(results.rate)}, {headline_reason(results.split_value('oracle_info'))}"
         )
     else:
         training = f"fixed β = {common.beta} ({common.beta_schedule} schedule), no target rate"
@@ -246,9 +274,7 @@ def header(
         "",
     ]
     return title, [
-        f"- World: K = {len(data.transforms)} strategies ({', '.join(data.transforms)}), "
-        f"V = {data.vocab_size} content tokens, x length {data.length_min}–{data.length_max}, "
-        f"noise ε = {data.noise}, `{data.prior}` prior; N = {fmt(n_test, 0)} test examples.",
+        f"- {data_line(data, n_test)}",
         f"- Runs: {plural(len(results.variants), 'variant')} × {plural(len(rates), 'rate')} × "
         f"{plural(n_seeds, 'seed')} = {plural(n_runs, 'run')} "
         f"(variants: {', '.join(results.variants)}; seeds: {', '.join(map(str, results.seeds))}); "
@@ -274,9 +300,8 @@ def paired_section(paired: pd.DataFrame, baseline: str, method: str, number: int
     )
     cells = {(r["variant"], r["metric"]): r for _, r in paired.iterrows()}
     variants = list(dict.fromkeys(paired["variant"]))
-    rows = [
-        [v] + [fmt_stats(cells[(v, m)], signed=True) for m in PAIRED_MEASURES] for v in variants
-    ]
-    lines += ["", markdown_table(["variant", *map(column_header, PAIRED_MEASURES)], rows), ""]
+    measures = [m for m in PAIRED_MEASURES if m in set(paired["metric"])]
+    rows = [[v] + [fmt_stats(cells[(v, m)], signed=True) for m in measures] for v in variants]
+    lines += ["", markdown_table(["variant", *map(column_header, measures)], rows), ""]
     lines += [f"- {paired_sentence(paired[paired['variant'] == v], v, baseline)}" for v in variants]
     return lines

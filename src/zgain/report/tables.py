@@ -16,9 +16,10 @@ Every table is a long DataFrame (TABLE_COLUMNS), one row per cell of its Markdow
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from zgain.report.loading import SPLIT_KEYS, EvalResults
@@ -272,7 +273,12 @@ def seed_table(
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
-def paired_table(results: EvalResults, baseline: str, confidence: float) -> pd.DataFrame:
+def paired_table(
+    results: EvalResults,
+    baseline: str,
+    confidence: float,
+    measures: Sequence[str] = PAIRED_MEASURES,
+) -> pd.DataFrame:
     """Each variant against `baseline`, paired by seed (docs/method.md#uncertainty-over-seeds).
 
     Per measure (PAIRED_MEASURES, nats/seq except capture, a ratio): d_s = variant_s −
@@ -284,7 +290,7 @@ def paired_table(results: EvalResults, baseline: str, confidence: float) -> pd.D
     for variant in results.variants:
         if variant == baseline:
             continue
-        for metric in PAIRED_MEASURES:
+        for metric in measures:
             diffs = paired_differences(
                 results.values(variant, metric), results.values(baseline, metric)
             )
@@ -309,7 +315,8 @@ def information_by_position(results: EvalResults, confidence: float) -> pd.DataF
 
     A variant's mean pools its seeds (every seed scores the same examples, so this is the mean
     of the per-seed position means) with a t-interval over those per-seed means; the oracle's
-    i*_t is the same in every run, so it has no interval. Columns: TABLE_COLUMNS.
+    i*_t is the same in every run, so it has no interval (no oracle rows without a per-token
+    oracle). Columns: TABLE_COLUMNS.
     """
     pos = results.positions[results.positions["n_tokens"] > 0]
     per_seed = pos.assign(value=pos["z_information_sum"] / pos["n_tokens"])
@@ -320,6 +327,7 @@ def information_by_position(results: EvalResults, confidence: float) -> pd.DataF
             stats = t_interval(group["value"].to_numpy(), confidence)
             rows.append(cell(variant, str(position), stats, SEEDS, "token_z_information"))
     oracle = pos.groupby("position", sort=True)[["oracle_info_sum", "n_tokens"]].sum()
+    oracle = oracle[np.isfinite(oracle["oracle_info_sum"])]
     for position, row in oracle.iterrows():
         stats = Interval(row["oracle_info_sum"] / row["n_tokens"], math.nan, math.nan, len(pos))
         rows.append(cell(ORACLE, str(position), stats, SPLIT, "oracle_token_info"))

@@ -143,9 +143,11 @@ def seeds_needed(diffs: np.ndarray, delta: float, n_pairs: int) -> tuple[str, st
     return str(n), why
 
 
-def leading_variants(adjusted: Adjusted, variants: Sequence[str], rate: float, k: int) -> list:
-    """The k variants with the highest adjusted capture mean at `rate`, best first."""
-    means = {v: finite_mean(adjusted.of(v, rate, "capture")) for v in variants}
+def leading_variants(
+    adjusted: Adjusted, variants: Sequence[str], rate: float, k: int, metric: str = "capture"
+) -> list:
+    """The k variants with the highest adjusted `metric` mean at `rate`, best first."""
+    means = {v: finite_mean(adjusted.of(v, rate, metric)) for v in variants}
     ranked = sorted((v for v in variants if math.isfinite(means[v])), key=lambda v: -means[v])
     return ranked[:k]
 
@@ -169,16 +171,19 @@ def verdict_table(
     baseline: str,
     n_leaders: int,
     deltas: Mapping[str, float],
+    metrics: Sequence[str] = ADJUSTED_METRICS,
+    rank_metric: str = "capture",
 ) -> pd.DataFrame:
     """tables/verdicts.csv: one row per comparison, rate and metric (VERDICT_COLUMNS); low/high
-    is the (1 − ALPHA) paired t-interval of the adjusted differences."""
+    is the (1 − ALPHA) paired t-interval of the adjusted differences. The leaders are the top
+    variants by `rank_metric`."""
     rates = sorted({rate for _, rate, _ in adjusted.values})
     rows = []
     for rate in rates:
         pairs = comparison_pairs(
-            variants, baseline, leading_variants(adjusted, variants, rate, n_leaders)
+            variants, baseline, leading_variants(adjusted, variants, rate, n_leaders, rank_metric)
         )
-        for metric in ADJUSTED_METRICS:
+        for metric in metrics:
             diffs = [
                 adjusted.of(a, rate, metric) - adjusted.of(b, rate, metric) for a, b, _ in pairs
             ]
@@ -220,13 +225,18 @@ def seeds_for_half_width(sd: float, target: float, confidence: float) -> int | N
 
 
 def half_width_table(
-    adjusted: Adjusted, variants: Sequence[str], rate: float, target: float, confidence: float
+    adjusted: Adjusted,
+    variants: Sequence[str],
+    rate: float,
+    target: float,
+    confidence: float,
+    metric: str = "capture",
 ) -> pd.DataFrame:
-    """tables/half_widths.csv: each variant's adjusted capture at `rate`, the half-width of its
+    """tables/half_widths.csv: each variant's adjusted `metric` at `rate`, the half-width of its
     interval and the seeds a half-width of `target` would need given its sd."""
     rows = []
     for variant in variants:
-        values = adjusted.of(variant, rate, "capture")
+        values = adjusted.of(variant, rate, metric)
         finite = values[np.isfinite(values)]
         stats = t_interval(finite, confidence)
         sd = float(finite.std(ddof=1)) if finite.size > 1 else math.nan

@@ -10,7 +10,8 @@ import pyarrow as pa
 
 from zgain.core.errors import DataError
 from zgain.core.io import list_array, padded, read_table
-from zgain.world.synthetic import Sample, World
+from zgain.world.frames import Frames
+from zgain.world.synthetic import Sample
 
 SPLITS = ("train", "val", "test")
 
@@ -88,12 +89,12 @@ class Split(NamedTuple):
         return len(self.example_id)
 
 
-def load_split(path: str | Path, world: World) -> Split:
-    """Read `{split}.parquet` into padded arrays whose widths are the world's frames."""
+def load_split(path: str | Path, frames: Frames) -> Split:
+    """Read `{split}.parquet` into padded arrays whose widths are the frames."""
     table = read_table(path, SYNTHETIC_SCHEMA)
-    x, x_len = padded(table["x"], world.pad, world.length_max)
-    y, y_len = padded(table["y"], world.pad, world.max_y_len)
-    t = world.max_y_len + 1
+    x, x_len = padded(table["x"], frames.pad, frames.max_x_len)
+    y, y_len = padded(table["y"], frames.pad, frames.max_y_len)
+    t = frames.n_targets
     surprisal, _ = padded(table["oracle_surprisal"], 0.0, t)
     token_info, _ = padded(table["oracle_token_info"], 0.0, t)
     return Split(

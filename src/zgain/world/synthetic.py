@@ -19,6 +19,7 @@ from scipy.special import logsumexp
 
 from zgain.core.vocab import Vocab
 from zgain.params import DataParams
+from zgain.world.frames import Frames
 from zgain.world.transforms import LENGTH_FACTOR, TRANSFORMS, IntArray
 
 
@@ -42,11 +43,16 @@ class World:
     @classmethod
     def from_params(cls, data: DataParams) -> World:
         """The world that `data` describes (its generator seed and split sizes aside)."""
-        return cls(**data.model_dump(exclude={"seed", "n_train", "n_val", "n_test"}))
+        return cls(**data.model_dump(exclude={"source", "seed", "n_train", "n_val", "n_test"}))
 
     @property
     def vocab(self) -> Vocab:
         return Vocab(self.vocab_size)
+
+    @property
+    def frames(self) -> Frames:
+        """The models' frames for this world (zgain.world.frames)."""
+        return Frames(self.vocab_size, self.max_x_len, self.max_y_len)
 
     @property
     def pad(self) -> int:

@@ -1,0 +1,102 @@
+"""What the data lets the report show: the oracle, hidden strategies, a per-token oracle.
+
+The synthetic world has all three. A pairs file (docs/own-data.md) has no hidden strategy and
+no per-token oracle, and has a sequence oracle only when its params name the oracle columns.
+The report keeps every table that needs none of them (the decomposition, fractional gains,
+posterior usage, the frontier, the verdicts) and leaves out, by name, what needs one: capture
+and the oracle rows without an oracle, recovery and the by-strategy table without strategies,
+localization without a per-token oracle.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from zgain.params import DataParams, Params
+from zgain.report.loading import EvalResults
+from zgain.report.tables import LOCALIZATION, ORACLE, RECOVERY, SEED_TABLES, TableSpec
+
+ORACLE_METRIC = "capture"
+"""The one metric that is a share of the oracle's I*."""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    oracle: bool  # the oracle's I* and NLL* are known
+    strategies: tuple[str, ...]  # the hidden strategies' names; empty: none
+    token_oracle: bool  # the oracle's per-token information is known
+
+    @classmethod
+    def of(cls, params: Params, results: EvalResults) -> Coverage:
+        """What the evaluated test split carries (the data block says whether s exists)."""
+        synthetic = isinstance(params.data, DataParams)
+        strategies = params.data.transforms if isinstance(params.data, DataParams) else ()
+        oracle = math.isfinite(results.split_value("oracle_info"))
+        return cls(oracle=oracle, strategies=strategies, token_oracle=synthetic)
+
+    @property
+    def complete(self) -> bool:
+        return self.oracle and bool(self.strategies) and self.token_oracle
+
+    @property
+    def rank_metric(self) -> str:
+        """What ranks the variants: capture, or I^θ without an oracle (the same order: capture
+        is I^θ over one I* shared by every variant)."""
+        return ORACLE_METRIC if self.oracle else "z_information"
+
+    def metrics(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """`names` without those the data cannot give."""
+        return tuple(n for n in names if self.oracle or n != ORACLE_METRIC)
+
+    def spec(self, spec: TableSpec) -> TableSpec | None:
+        """The table as this data allows it; None when it needs what the data lacks."""
+        if spec is RECOVERY and not self.strategies:
+            return None
+        if spec is LOCALIZATION and not self.token_oracle:
+            return None
+        if self.oracle:
+            return spec
+        return replace(
+            spec,
+            columns=self.metrics(spec.columns),
+            note=spec.note + " No oracle here: its rows and `capture` are left out.",
+            before=tuple(r for r in spec.before if r.label != ORACLE),
+            after=tuple(r for r in spec.after if r.label != ORACLE),
+        )
+
+    def panels(self) -> tuple[str, ...]:
+        """The frontier figure's panels this data can fill (zgain.report.figures)."""
+        panels = ["z_information", "marginal_gain"]
+        if self.oracle:
+            panels.append(ORACLE_METRIC)
+        if self.strategies:
+            panels.append("probe_accuracy")
+        return tuple(panels)
+
+    def seed_tables(self) -> tuple[TableSpec, ...]:
+        """The summary's tables over seeds that this data allows, in report order."""
+        return tuple(s for s in (self.spec(spec) for spec in SEED_TABLES) if s is not None)
+
+    def left_out(self) -> list[str]:
+        """One line per part of the report left out, with what it would need."""
+        lines = []
+        if not self.oracle:
+            lines.append(
+                "capture (`capture` = I^θ / I*), the `oracle` rows of every table, the "
+                "oracle's I* on the frontier and the capture panel of the figures: they need "
+                "an oracle (data.oracle)"
+            )
+        if not self.strategies:
+            lines.append(
+                f"{RECOVERY.title} (tables/{RECOVERY.name}.csv), the z-information by hidden "
+                "strategy and the probe panel of the figures: they need a hidden strategy "
+                "label, which only the synthetic world has"
+            )
+        if not self.token_oracle:
+            lines.append(
+                f"{LOCALIZATION.title} (tables/{LOCALIZATION.name}.csv) and the oracle's i*_t "
+                "by position: they need the oracle's per-token information, which only the "
+                "synthetic world has"
+            )
+        return lines
