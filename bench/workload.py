@@ -7,7 +7,6 @@ Nothing here reads pipeline outputs: worlds are sampled, the base LM is freshly 
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,23 +20,13 @@ from zgain.core.sequences import SeqBatch
 from zgain.cvae.model import CVAE
 from zgain.cvae.objective import Objective
 from zgain.params import Params, parse_params
+from zgain.params.profile import merge
 from zgain.world.packed import pack_split
 from zgain.world.synthetic import World, sample
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 VARIANT = "token_share_cc"
 """The variant every training benchmark runs (the one the design was chosen for)."""
-
-
-def merge(base: dict, overrides: dict) -> dict:
-    """`base` with `overrides` applied recursively; `variants` and lists are replaced whole."""
-    out = copy.deepcopy(base)
-    for key, value in overrides.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "variants":
-            out[key] = merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 def raw_params(profile: dict | None = None) -> dict:

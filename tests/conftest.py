@@ -19,7 +19,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench.workload import merge  # noqa: E402  (the one params merge, shared with bench/)
+from zgain.params.profile import merge  # noqa: E402  (the one params merge, shared with bench/)
 
 
 @pytest.fixture

@@ -76,7 +76,7 @@ def _copy_inputs(params: Params, dest: Path) -> Params:
 def _train_inputs(
     params: Params,
 ) -> tuple[SeqBatch, FrozenSurprisal, SeqBatch, torch.Tensor]:
-    world = World.from_params(params.data)
+    world = World.from_params(params.data).frames
     split, train = load_packed(params.paths.synthetic_dir, "train", world)
     val_split, val = load_packed(params.paths.synthetic_dir, "val", world)
     frozen = load_frozen(params.paths, split, world.n_targets)
@@ -246,7 +246,7 @@ def test_stage_writes_the_checkpoint_and_dvclive_metrics(tiny_pipeline, tmp_path
     assert payload["variant"] == variant
     assert payload["seed"] == seed
     assert payload["rate"] == payload["kl_target"] == rate
-    world = World.from_params(params.data)
+    world = World.from_params(params.data).frames
     frozen_sha = load_frozen(
         params.paths,
         load_packed(params.paths.synthetic_dir, "train", world)[0],

@@ -67,7 +67,7 @@ def _eval_metrics(params: Params, variant: str, seed: int) -> dict[str, object]:
 
 
 def _world(params: Params) -> World:
-    return World.from_params(params.data)
+    return World.from_params(params.data).frames
 
 
 def _test_split(params: Params):

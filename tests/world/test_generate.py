@@ -75,7 +75,7 @@ def test_sizes_splits_and_unique_example_ids(generated: Path, tiny_data_params) 
 
 
 def test_load_split_round_trips_the_sample(generated: Path, tiny_data_params) -> None:
-    world = World.from_params(tiny_data_params)
+    world = World.from_params(tiny_data_params).frames
     sizes = tiny_data_params.sizes()
     for split in SPLITS:
         rng = np.random.default_rng(split_seed(tiny_data_params.seed, split))
@@ -95,7 +95,7 @@ def test_load_split_round_trips_the_sample(generated: Path, tiny_data_params) ->
 
 def test_world_has_varied_lengths(generated: Path, tiny_data_params) -> None:
     """The fixture covers what the stage must handle: several x lengths, y longer than any x."""
-    loaded = load_split(split_path(generated, "train"), World.from_params(tiny_data_params))
+    loaded = load_split(split_path(generated, "train"), World.from_params(tiny_data_params).frames)
     assert len(np.unique(loaded.x_len)) > 1
     assert loaded.y_len.max() > tiny_data_params.length_max
 
@@ -163,7 +163,7 @@ def test_missing_column_is_a_data_error(generated: Path, tmp_path: Path, tiny_da
     with pytest.raises(DataError, match="^" + re.escape(f"{path}: missing column 'oracle_info'")):
         read_table(path, SYNTHETIC_SCHEMA)
     with pytest.raises(DataError, match=re.escape("missing column 'oracle_info'")):
-        load_split(path, World.from_params(tiny_data_params))
+        load_split(path, World.from_params(tiny_data_params).frames)
 
 
 def test_mistyped_column_is_a_data_error(generated: Path, tmp_path: Path) -> None:

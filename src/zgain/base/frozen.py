@@ -79,9 +79,20 @@ def load_frozen_splits(
     """`load_frozen` of several splits, reading and checking the tables and hashing the base
     checkpoint once."""
     tables = read_surprisal_tables(paths.surprisal_dir)  # both tables record the same sha256
-    sha = check_provenance(str(tables.tokens_path), tables.base_sha256, paths.base_model)
+    sha = check_provenance(
+        str(tables.tokens_path),
+        tables.base_sha256,
+        paths.base_model,
+        remedy="rescore with the current base (`dvc repro surprisal`)",
+    )
     normalizer = load_normalizer(paths.normalizer)
-    check_provenance(paths.normalizer, normalizer.base_sha256, paths.base_model, sha)
+    check_provenance(
+        paths.normalizer,
+        normalizer.base_sha256,
+        paths.base_model,
+        sha,
+        remedy="recompute it with the current base (`dvc repro normalizer`)",
+    )
     out = []
     for split in splits:
         surprisal, mask = _aligned(tables.tokens, tables.tokens_path, split, width)

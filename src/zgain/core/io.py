@@ -195,7 +195,7 @@ def check_provenance(
     checkpoint: str | Path,
     actual: str | None = None,
     *,
-    remedy: str = "rerun the surprisal stage",
+    remedy: str,
 ) -> str:
     """Stop unless `recorded` (the sha256 `what` claims) is the sha256 of `checkpoint`.
 

@@ -110,8 +110,6 @@ def kl_diag_gaussians(mu_q: Tensor, logvar_q: Tensor, mu_p: Tensor, logvar_p: Te
 class CVAE(nn.Module):
     """Decoder p(y|x,z) = copy of the base + zero-initialized z-injection; q(z|x,y); p(z|x)."""
 
-    reparameterize = staticmethod(reparameterize)
-
     def __init__(self, base: BaseLM, cfg: CVAEConfig) -> None:
         super().__init__()
         self.cfg = cfg

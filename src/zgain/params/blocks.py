@@ -22,6 +22,7 @@ from zgain.params.fields import (
     Rate,
     UnitInterval,
     fail,
+    raise_all,
     rule,
 )
 
@@ -257,8 +258,7 @@ class CVAEParams(Block):
             if value > common.steps:
                 rule = f"must be <= cvae.common.steps ({common.steps})"
                 errors.append(fail(f"common.{key}", rule, value))
-        if errors:
-            raise ValueError("\n".join(str(e) for e in errors))
+        raise_all(errors)
         return self
 
     def rate(self, value: float) -> float:
@@ -357,8 +357,7 @@ class Params(Block):
             errors += self._fit_synthetic(self.data)
         else:
             errors += self._fit_pairs(self.data)
-        if errors:
-            raise ValueError("\n".join(str(e) for e in errors))
+        raise_all(errors)
         return self
 
     def _fit_synthetic(self, data: DataParams) -> list[ValueError]:

@@ -15,6 +15,7 @@ from zgain.params.fields import (
     PositiveInt,
     Probability,
     fail,
+    raise_all,
     rule,
 )
 from zgain.world.transforms import TRANSFORMS, min_vocab_size
@@ -66,8 +67,7 @@ class DataParams(Block):
             )
         if "shift" in self.transforms and self.shift == 0:
             errors.append(fail("shift", "must be nonzero (0 makes `shift` a copy)", self.shift))
-        if errors:
-            raise ValueError("\n".join(str(e) for e in errors))
+        raise_all(errors)
         return self
 
     def sizes(self) -> dict[str, int]:
@@ -126,8 +126,7 @@ class PairsParams(Block):
         elif not all(ids) and self.vocab_size is not None:
             text = f"applies to tokenizer ids only ({self.tokenizer} builds the vocabulary)"
             errors.append(fail("vocab_size", text, self.vocab_size))
-        if errors:
-            raise ValueError("\n".join(str(e) for e in errors))
+        raise_all(errors)
         return self
 
     @property

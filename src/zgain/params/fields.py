@@ -47,6 +47,12 @@ def fail(path: str, text: str, value: object) -> ValueError:
     return ValueError(f"@{path}: {text}, got {value!r}")
 
 
+def raise_all(errors: list[ValueError]) -> None:
+    """Raise every problem a block validator found at once, one line each (none: return)."""
+    if errors:
+        raise ValueError("\n".join(str(e) for e in errors))
+
+
 def written_as_decimal(value: Any) -> Any:
     # DVC names each run's files from the rate as written; 1 and 1.0 would name two paths.
     if isinstance(value, bool | int):

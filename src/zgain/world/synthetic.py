@@ -46,21 +46,21 @@ class World:
         return cls(**data.model_dump(exclude={"source", "seed", "n_train", "n_val", "n_test"}))
 
     @property
-    def vocab(self) -> Vocab:
-        return Vocab(self.vocab_size)
-
-    @property
     def frames(self) -> Frames:
         """The models' frames for this world (zgain.world.frames)."""
         return Frames(self.vocab_size, self.max_x_len, self.max_y_len)
 
     @property
+    def vocab(self) -> Vocab:
+        return self.frames.vocab
+
+    @property
     def pad(self) -> int:
-        return self.vocab.pad
+        return self.frames.pad
 
     @property
     def eos(self) -> int:
-        return self.vocab.eos
+        return self.frames.eos
 
     @property
     def max_x_len(self) -> int:
@@ -69,13 +69,11 @@ class World:
 
     @property
     def n_targets(self) -> int:
-        """T: the supervised frame, the y tokens then EOS."""
-        return self.max_y_len + 1
+        return self.frames.n_targets
 
     @property
     def max_len(self) -> int:
-        """The longest model input, [x, SEP, y, EOS] in fixed frames."""
-        return self.max_x_len + 1 + self.n_targets
+        return self.frames.max_len
 
     @property
     def max_y_len(self) -> int:

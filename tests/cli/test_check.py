@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from zgain.app import app
-from zgain.commands.check import check_reports
+from zgain.cli.app import app
+from zgain.cli.check import check_reports
 
 ROWS = [
     # variant, metric, mean, low, high, n, kind

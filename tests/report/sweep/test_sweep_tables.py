@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from zgain.app import app
-from zgain.sweep import SweepError, build_sweep, family_points, markdown, named_points
+from zgain.cli.app import app
+from zgain.report.sweep.tables import SweepError, build_sweep, family_points, markdown, named_points
 
 
 def exp_row(name: str, alpha: float | None, gamma: float, capture: float) -> dict:
@@ -125,7 +125,7 @@ def test_sweep_report_writes_tables_and_figures(tmp_path: Path, monkeypatch) -> 
 
 
 def test_rows_without_report_metrics_get_them_from_the_experiments_metrics_json() -> None:
-    from zgain.sweep import with_report_metrics
+    from zgain.report.sweep.tables import with_report_metrics
 
     bare = {k: v for k, v in exp_row("exp-a", None, 0.0, 0.0).items() if "variants." not in k}
     metrics = {

@@ -9,7 +9,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from zgain.report.figures import ORACLE_COLOUR, WIDE, colours, new_figure
-from zgain.sweep import FAMILY_METRICS, Sweep
+from zgain.report.sweep.tables import FAMILY_METRICS, Sweep
 
 FAMILY_LABELS = {"capture": "capture I^θ / I*", "marginal_gain": "G^marg (nats/seq)"}
 

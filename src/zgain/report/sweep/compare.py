@@ -16,7 +16,13 @@ from dataclasses import dataclass
 import pandas as pd
 
 from zgain.report.statistics import t_interval
-from zgain.sweep import SWEEP_METRICS, SweepError, is_experiment, markdown, param_columns
+from zgain.report.sweep.tables import (
+    SWEEP_METRICS,
+    SweepError,
+    is_experiment,
+    markdown,
+    param_columns,
+)
 
 DEFAULT = "null (common value)"
 """How a param whose value is null (a variant using cvae.common's value) is shown."""

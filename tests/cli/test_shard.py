@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from zgain.app import app
-from zgain.commands import shard as shard_module
-from zgain.commands.shard import RUN_STAGES, run_names, shard_stages
+from zgain.cli import shard as shard_module
+from zgain.cli.app import app
+from zgain.cli.shard import RUN_STAGES, run_names, shard_stages
 
 # A matrix with a third axis: selection must not depend on the axes, only on the names.
 VARIANTS, RATES, SEEDS = ("token_mean", "token_sum", "token_share_cc"), ("0.5", "2.0"), (0, 1, 2)

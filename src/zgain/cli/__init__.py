@@ -1,0 +1,1 @@
+"""Commands of the `zgain` command line (`zgain.cli.app`), one module each."""

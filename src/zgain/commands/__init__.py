@@ -1,1 +1,0 @@
-"""Commands of the `zgain` command line (`zgain.app`), one module each."""
