@@ -75,12 +75,12 @@ def test_sizes_splits_and_unique_example_ids(generated: Path, tiny_data_params) 
 
 
 def test_load_split_round_trips_the_sample(generated: Path, tiny_data_params) -> None:
-    world = World.from_params(tiny_data_params).frames
+    world = World.from_params(tiny_data_params)
     sizes = tiny_data_params.sizes()
     for split in SPLITS:
         rng = np.random.default_rng(split_seed(tiny_data_params.seed, split))
         drawn = sample(world, sizes[split], rng)
-        loaded = load_split(split_path(generated, split), world)
+        loaded = load_split(split_path(generated, split), world.frames)
         assert len(loaded) == sizes[split]
         np.testing.assert_array_equal(loaded.x, drawn.x)
         np.testing.assert_array_equal(loaded.x_len, drawn.x_len)

@@ -83,7 +83,7 @@ class Coverage:
         lines = []
         if not self.oracle:
             lines.append(
-                "capture (`capture` = I^θ / I*), the `oracle` rows of every table, the "
+                "Capture (`capture` = I^θ / I*), the `oracle` rows of every table, the "
                 "oracle's I* on the frontier and the capture panel of the figures: they need "
                 "an oracle (data.oracle)"
             )

@@ -53,6 +53,7 @@ from zgain.report.frontier import (
     twin_variants,
 )
 from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
+from zgain.report.headline import capture_view, metrics_summary
 from zgain.report.loading import EvalResults
 from zgain.report.sections import (
     ADJUSTMENT_NOTE,
@@ -78,11 +79,9 @@ from zgain.report.tables import (
     SEED_TABLES,
     SEEDS,
     TableSpec,
-    capture_view,
     information_by_position,
     information_by_position_plot,
     information_by_strategy,
-    metrics_summary,
     paired_table,
     seed_table,
 )
@@ -162,9 +161,13 @@ def rate_sections(
     method: str,
     n_seeds: int,
     number: int,
+    coverage: Coverage,
 ) -> list[str]:
     """Tables `number`, `number + 1`, …: one decomposition table per target rate, each with its
     winners and damage check."""
+    decomposition = coverage.spec(DECOMPOSITION)
+    assert decomposition is not None  # every source has a decomposition
+    winners = [(m, label) for m, label in WINNER_METRICS if m in coverage.metrics((m,))]
     weights = {v: params.cvae.variants[v].weights for v in next(iter(by_rate.values())).variants}
     lines = []
     for offset, rate in enumerate(by_rate):
@@ -173,12 +176,12 @@ def rate_sections(
         if rate == headline:
             title += " (headline)"
         note = ADJUSTMENT_NOTE if len(by_rate) > 1 else NO_ADJUSTMENT_NOTE
-        text = caption(number + offset, title, method, f"{DECOMPOSITION.note} {note}")
+        text = caption(number + offset, title, method, f"{decomposition.note} {note}")
         lines += ["", f"### {title}", "", text, ""]
-        spec, cells = with_adjusted_cells(DECOMPOSITION, table)
+        spec, cells = with_adjusted_cells(decomposition, table)
         lines.append(render_table(spec, cells, n_seeds, header=at_rate_header))
         lines.append("")
-        lines += [f"- {winner_sentence(table, m, label)}" for m, label in WINNER_METRICS]
+        lines += [f"- {winner_sentence(table, m, label)}" for m, label in winners]
         lines += [f"- {line}" for line in damage_sentences(table, weights)]
     return lines
 
@@ -219,7 +222,7 @@ def summary_markdown(
     check = rate_check_section(tables[RATE_CHECK_TABLE], tables[FRONTIER_TABLE], method, 1)
     number = 2 if check else 1
     lines += ["", *check, "", "## Gain decomposition at each target rate"]
-    lines += rate_sections(params, by_rate, tables, headline, method, n_seeds, number)
+    lines += rate_sections(params, by_rate, tables, headline, method, n_seeds, number, coverage)
     number += len(by_rate)
     widths = half_width_section(
         tables[HALF_WIDTH_TABLE], confidence, method, number, coverage.rank_metric
@@ -255,7 +258,7 @@ def summary_markdown(
         "wide, so an unnamed winner is absence of evidence, not evidence of a tie.",
         "",
     ]
-    lines += figure_section(figures, n_seeds, confidence)
+    lines += figure_section(figures, n_seeds, confidence, None if coverage.complete else coverage)
     lines += ["## Glossary", "", SYMBOLS, "", *glossary_lines(glossary_names())]
     return "\n".join(lines) + "\n"
 
@@ -322,7 +325,7 @@ def build_report(
     tables[PAIRED_TABLE] = paired_table(
         results, params.report.baseline_variant, confidence, coverage.metrics(PAIRED_MEASURES)
     )
-    tables[POSITION_TABLE] = information_by_position(results, confidence)
+    tables[POSITION_TABLE] = information_by_position(results, confidence, coverage.token_oracle)
     if coverage.strategies:
         tables[STRATEGY_TABLE] = information_by_strategy(results, coverage.strategies, confidence)
     tables[RUNS_TABLE] = runs_table(by_rate)

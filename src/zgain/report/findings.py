@@ -127,14 +127,17 @@ def headline_sentence(adjustment: pd.DataFrame, headline: float, oracle_info: fl
 
 
 def negative_information(
-    frontier: pd.DataFrame, by_rate: Mapping[float, EvalResults], confidence: float
+    frontier: pd.DataFrame,
+    by_rate: Mapping[float, EvalResults],
+    confidence: float,
+    token_oracle: bool = True,
 ) -> list[str]:
     """Why z-information is negative where it is: the target positions where the posterior z
     makes the decoder worse (mean i^θ_t < 0, that is Σ_examples i^θ_t < 0), beside i*_t."""
     z = frontier[(frontier["metric"] == "z_information") & (frontier["mean"] < 0)]
     lines = []
     for _, row in z.iterrows():
-        positions = information_by_position(by_rate[row["rate"]], confidence)
+        positions = information_by_position(by_rate[row["rate"]], confidence, token_oracle)
         oracle = positions[positions["variant"] == ORACLE].set_index("position")["mean"]
         mine = positions[(positions["variant"] == row["variant"]) & (positions["mean"] < 0)]
         where = ", ".join(
@@ -189,7 +192,10 @@ def findings_lines(
         + f" The frontier: [{FRONTIER_FIGURE}]({FRONTIER_FIGURE})."
     )
     lines += [
-        f"- {line}" for line in negative_information(frontier, by_rate, params.report.confidence)
+        f"- {line}"
+        for line in negative_information(
+            frontier, by_rate, params.report.confidence, isinstance(params.data, DataParams)
+        )
     ]
     lines += [
         "- A ranking here is a fact about this world until it is shown on others. To rerun the "

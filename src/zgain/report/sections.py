@@ -14,6 +14,7 @@ from zgain.core.runs import rate_label
 from zgain.params import DataParams, PairsParams, Params
 from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
 from zgain.report.commentary import fmt, fmt_stats, paired_sentence
+from zgain.report.coverage import Coverage
 from zgain.report.frontier import RATE_TOLERANCE, TWIN_METRICS, off_target
 from zgain.report.loading import EvalResults
 from zgain.report.statistics import method_label
@@ -194,12 +195,39 @@ FIGURE_CAPTIONS = {
 }
 
 
-def figure_section(names: Sequence[str], n_seeds: int, confidence: float) -> list[str]:
+def partial_captions(coverage: Coverage) -> dict[str, str]:
+    """The captions of figures drawn without some of their references (zgain.report.coverage)."""
+    panels = ", ".join(f"`{p}`" for p in coverage.panels())
+    dashed = (
+        "; dashed: the oracle's mean I* (`oracle_info`) and capture 1" if coverage.oracle else ""
+    )
+    oracle_bar = "; the oracle bar beside (`oracle_marginal_gain` + I*)" if coverage.oracle else ""
+    by_position = FIGURE_CAPTIONS["information_by_position.png"]
+    if not coverage.token_oracle:
+        by_position = by_position.replace(", beside the oracle's `oracle_token_info` (dashed)", "")
+    return {
+        "frontier.png": (
+            f"The frontier: {panels} against the achieved test `kl`, one curve per variant "
+            "through its seed means at each target rate, every run a point (marker per seed; "
+            f"{{runs}}){dashed}."
+        ),
+        "gain_decomposition.png": FIGURE_CAPTIONS["gain_decomposition.png"].replace(
+            "; the oracle bar beside (`oracle_marginal_gain` + I*)", oracle_bar
+        ),
+        "information_by_position.png": by_position,
+    }
+
+
+def figure_section(
+    names: Sequence[str], n_seeds: int, confidence: float, coverage: Coverage | None = None
+) -> list[str]:
+    """The figures with their captions; `coverage`: the data lacks some references (None: all)."""
     method = method_label(n_seeds, confidence)
     runs = f"{plural(n_seeds, 'seed')} per variant, each run its own point: no interval"
+    captions = FIGURE_CAPTIONS if coverage is None else partial_captions(coverage)
     lines = ["## Figures", ""]
     for number, name in enumerate(names, 1):
-        text = FIGURE_CAPTIONS[name].format(method=method, runs=runs)
+        text = captions[name].format(method=method, runs=runs)
         lines += [
             f"![{Path(name).stem}]({FIGURES_DIR}/{name})",
             "",

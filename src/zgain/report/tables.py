@@ -19,11 +19,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from zgain.report.loading import SPLIT_KEYS, EvalResults
-from zgain.report.statistics import Interval, finite_mean, paired_differences, t_interval
+from zgain.report.statistics import Interval, paired_differences, t_interval
 
 SEEDS, SPLIT, DEFINITION = "seeds", "split", "definition"
 BASE, ORACLE = "base", "oracle"
@@ -31,7 +30,6 @@ TABLE_COLUMNS = ["variant", "metric", "mean", "low", "high", "n", "kind", "sourc
 LATENT_DIM = "latent_dim"  # source of the active-units cap: cvae.common.model.latent_dim
 PAIRED_MEASURES = ("marginal_gain", "z_information", "gross_gain", "capture")
 PAIRED_COLUMNS = ["variant", "baseline", "metric", "mean", "low", "high", "n", "separated"]
-SUMMARY_METRICS = ("marginal_gain", "z_information", "capture", "kl", "normalized_recovery")
 """Seed means written to reports/metrics.json for `dvc metrics show`."""
 
 
@@ -310,13 +308,15 @@ def paired_table(
     return pd.DataFrame(rows, columns=PAIRED_COLUMNS)
 
 
-def information_by_position(results: EvalResults, confidence: float) -> pd.DataFrame:
+def information_by_position(
+    results: EvalResults, confidence: float, oracle: bool = True
+) -> pd.DataFrame:
     """Mean per-token z-information i^θ_t (nats) by target position, per variant and the oracle.
 
     A variant's mean pools its seeds (every seed scores the same examples, so this is the mean
     of the per-seed position means) with a t-interval over those per-seed means; the oracle's
-    i*_t is the same in every run, so it has no interval (no oracle rows without a per-token
-    oracle). Columns: TABLE_COLUMNS.
+    i*_t is the same in every run, so it has no interval (no oracle rows when `oracle` is
+    False: data without a per-token oracle). Columns: TABLE_COLUMNS.
     """
     pos = results.positions[results.positions["n_tokens"] > 0]
     per_seed = pos.assign(value=pos["z_information_sum"] / pos["n_tokens"])
@@ -326,9 +326,8 @@ def information_by_position(results: EvalResults, confidence: float) -> pd.DataF
         for position, group in runs.groupby("position", sort=True):
             stats = t_interval(group["value"].to_numpy(), confidence)
             rows.append(cell(variant, str(position), stats, SEEDS, "token_z_information"))
-    oracle = pos.groupby("position", sort=True)[["oracle_info_sum", "n_tokens"]].sum()
-    oracle = oracle[np.isfinite(oracle["oracle_info_sum"])]
-    for position, row in oracle.iterrows():
+    by_position = pos.groupby("position", sort=True)[["oracle_info_sum", "n_tokens"]].sum()
+    for position, row in by_position.iterrows() if oracle else ():
         stats = Interval(row["oracle_info_sum"] / row["n_tokens"], math.nan, math.nan, len(pos))
         rows.append(cell(ORACLE, str(position), stats, SPLIT, "oracle_token_info"))
     table = pd.DataFrame(rows, columns=TABLE_COLUMNS).rename(columns={"metric": "position"})
@@ -369,34 +368,3 @@ def information_by_position_plot(by_position: pd.DataFrame) -> pd.DataFrame:
     return by_position.rename(columns={"mean": "z_information"})[
         ["position", "variant", "z_information"]
     ].reset_index(drop=True)
-
-
-def json_number(value: float) -> float | None:
-    """A float for JSON, None for NaN (JSON has no NaN)."""
-    return float(value) if math.isfinite(value) else None
-
-
-def metrics_summary(results: EvalResults, headline_rate: float) -> dict:
-    """reports/metrics.json: {"headline_rate": C, "oracle_info": I*, "variants": {name:
-    {metric: seed mean}}}.
-
-    The runs at the headline rate C: seed means of SUMMARY_METRICS over the seeds where each is
-    defined; null when none is. I* (the oracle's mean z-information) anchors every figure.
-    """
-    variants = {
-        variant: {m: json_number(finite_mean(results.values(variant, m))) for m in SUMMARY_METRICS}
-        for variant in results.variants
-    }
-    return {
-        "headline_rate": headline_rate,
-        "oracle_info": json_number(results.split_value("oracle_info")),
-        "variants": variants,
-    }
-
-
-def capture_view(metrics: dict) -> dict:
-    """reports/capture.json, the one file `dvc metrics show` / `dvc exp show` read: each
-    variant's seed-mean capture at the headline rate, keyed by the variant's name, so that the
-    views of 11 variants fit 200 columns. The headline rate, I* and the other headline means
-    are in reports/metrics.json."""
-    return {name: values["capture"] for name, values in metrics["variants"].items()}
