@@ -124,6 +124,15 @@ def test_editing_an_evaluation_metric_changes_only_evaluation(repo: Path) -> Non
     sh(repo, "git", "checkout", "--", "src")
 
 
+def test_editing_a_params_error_message_reruns_no_stage(repo: Path) -> None:
+    messages = repo / "src" / "zgain" / "params" / "messages.py"
+    messages.write_text(
+        messages.read_text().replace("must be an integer", "must be a whole number")
+    )
+    assert changed_stages(repo) == set()
+    sh(repo, "git", "checkout", "--", "src")
+
+
 def test_report_code_edit_reruns_only_report(repo: Path) -> None:
     figures = repo / "src" / "zgain" / "report" / "figures.py"
     figures.write_text(figures.read_text() + "\n# edited\n")

@@ -112,10 +112,7 @@ def adjustment_table(adjusted: Adjusted, confidence: float) -> pd.DataFrame:
                 "rate": rate,
                 "metric": metric,
                 "slope": adjusted.slopes[(variant, rate, metric)],
-                "mean": stats.mean,
-                "low": stats.low,
-                "high": stats.high,
-                "n": stats.n,
+                **stats.row(),
             }
         )
     return pd.DataFrame(rows, columns=ADJUSTMENT_COLUMNS)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from zgain.report.statistics import Interval
 from zgain.report.tables import SEEDS
 
 DIGITS = 3
@@ -38,7 +39,7 @@ def fmt(value: float, digits: int = DIGITS, *, signed: bool = False) -> str:
 def fmt_stats(row: Mapping, *, signed: bool = False) -> str:
     """`mean [low, high]` when there is an interval, the mean alone otherwise."""
     text = fmt(row["mean"], signed=signed)
-    if math.isfinite(row["low"]) and math.isfinite(row["high"]):
+    if Interval.of(row).has_interval:
         text += f" [{fmt(row['low'], signed=signed)}, {fmt(row['high'], signed=signed)}]"
     return text
 
@@ -62,19 +63,14 @@ def winner_sentence(table: pd.DataFrame, metric: str, label: str) -> str:
             "there is nothing to compare it with."
         )
     second = rows.iloc[1]
-    separated = (
-        math.isfinite(first["low"])
-        and math.isfinite(first["high"])
-        and not first["low"] <= second["mean"] <= first["high"]
-    )
-    if separated:
+    if Interval.of(first).excludes(second["mean"]):
         return (
             f"Best {label} (`{metric}`): **{first['variant']}**, {fmt_stats(first)}; its interval "
             f"excludes the runner-up {second['variant']}'s mean {fmt(second['mean'])}."
         )
     reason = (
         "the leader's interval contains the runner-up's mean"
-        if math.isfinite(first["low"])
+        if Interval.of(first).has_interval
         else "the leader has no interval (one seed)"
     )
     return (

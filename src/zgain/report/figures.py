@@ -24,6 +24,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from zgain.core.io import atomic_path
+from zgain.report.statistics import Interval
 from zgain.report.tables import ORACLE
 
 DPI = 120
@@ -216,7 +217,7 @@ def decomposition_figure(
                 (z_info["mean"], bar_style(colour, Z_ALPHA, "")),
             ],
         )
-        if math.isfinite(gross["low"]) and math.isfinite(gross["high"]):
+        if Interval.of(gross).has_interval:
             err = [[gross["mean"] - gross["low"]], [gross["high"] - gross["mean"]]]
         else:
             err = None

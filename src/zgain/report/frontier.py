@@ -17,7 +17,7 @@ import pandas as pd
 
 from zgain.evaluate.schema import KL_TARGET_KEY
 from zgain.report.loading import EvalResults
-from zgain.report.statistics import paired_differences, t_interval
+from zgain.report.statistics import paired_row, t_interval
 
 RATE_TOLERANCE = 0.10
 """A run whose achieved test KL is more than this share away from its target is flagged."""
@@ -82,10 +82,7 @@ def frontier_table(by_rate: Mapping[float, EvalResults], confidence: float) -> p
                         "variant": variant,
                         "rate": rate,
                         "metric": metric,
-                        "mean": stats.mean,
-                        "low": stats.low,
-                        "high": stats.high,
-                        "n": stats.n,
+                        **stats.row(),
                     }
                 )
     return pd.DataFrame(rows, columns=FRONTIER_COLUMNS)
@@ -124,21 +121,8 @@ def twin_check(
     rows = []
     for rate, results in by_rate.items():
         for metric in TWIN_METRICS:
-            diffs = paired_differences(
-                results.values(first, metric), results.values(second, metric)
-            )
-            stats = t_interval(diffs, confidence)
-            rows.append(
-                {
-                    "rate": rate,
-                    "metric": metric,
-                    "mean": stats.mean,
-                    "low": stats.low,
-                    "high": stats.high,
-                    "n": stats.n,
-                    "separated": stats.excludes(0.0) if stats.has_interval else None,
-                }
-            )
+            paired = paired_row(results, first, second, metric, confidence)
+            rows.append({"rate": rate, "metric": metric, **paired})
     return pd.DataFrame(rows, columns=TWIN_COLUMNS)
 
 

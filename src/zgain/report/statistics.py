@@ -9,10 +9,15 @@ deviation (ddof 1). Paired comparisons use the same interval on per-seed differe
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.stats import t as student_t
+
+if TYPE_CHECKING:
+    from zgain.report.loading import EvalResults
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,20 @@ class Interval:
     def has_interval(self) -> bool:
         """True when there is an interval (n ≥ 2, so the spread over seeds is estimable)."""
         return math.isfinite(self.low) and math.isfinite(self.high)
+
+    @classmethod
+    def point(cls, mean: float, n: int) -> Interval:
+        """A value with no interval: a reference fixed by the test split, or one seed."""
+        return cls(mean, math.nan, math.nan, n)
+
+    @classmethod
+    def of(cls, row: Mapping) -> Interval:
+        """The interval of a table row with `mean`, `low`, `high` (and `n`, 0 when absent)."""
+        return cls(float(row["mean"]), float(row["low"]), float(row["high"]), int(row.get("n", 0)))
+
+    def row(self) -> dict[str, float | int]:
+        """The columns `mean`, `low`, `high`, `n` of every interval table."""
+        return {"mean": self.mean, "low": self.low, "high": self.high, "n": self.n}
 
     def excludes(self, value: float) -> bool:
         """True when the interval exists and `value` lies outside it (a separation)."""
@@ -60,10 +79,10 @@ def t_interval(values: np.ndarray, confidence: float) -> Interval:
     finite = values[np.isfinite(values)]
     n = int(finite.size)
     if n == 0:
-        return Interval(math.nan, math.nan, math.nan, 0)
+        return Interval.point(math.nan, 0)
     mean = float(finite.mean())
     if n == 1:
-        return Interval(mean, math.nan, math.nan, 1)
+        return Interval.point(mean, 1)
     half = t_quantile(confidence, n) * float(finite.std(ddof=1)) / math.sqrt(n)
     return Interval(mean, mean - half, mean + half, n)
 
@@ -78,6 +97,16 @@ def paired_differences(variant: np.ndarray, baseline: np.ndarray) -> np.ndarray:
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"paired values need one (n,) shape, got {a.shape} and {b.shape}")
     return a - b
+
+
+def paired_row(
+    results: EvalResults, a: str, b: str, metric: str, confidence: float
+) -> dict[str, float | int | bool | None]:
+    """The seed-paired comparison a − b on `metric`: the mean and t-interval of the per-seed
+    differences, and `separated` (the interval excludes 0; None without an interval)."""
+    diffs = paired_differences(results.values(a, metric), results.values(b, metric))
+    stats = t_interval(diffs, confidence)
+    return {**stats.row(), "separated": stats.excludes(0.0) if stats.has_interval else None}
 
 
 def method_label(n_seeds: int, confidence: float) -> str:

@@ -15,14 +15,13 @@ Every table is a long DataFrame (TABLE_COLUMNS), one row per cell of its Markdow
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from zgain.report.loading import SPLIT_KEYS, EvalResults
-from zgain.report.statistics import Interval, paired_differences, t_interval
+from zgain.report.statistics import Interval, paired_row, t_interval
 
 SEEDS, SPLIT, DEFINITION = "seeds", "split", "definition"
 BASE, ORACLE = "base", "oracle"
@@ -220,10 +219,7 @@ def cell(label: str, metric: str, stats: Interval, kind: str, source: str) -> di
     return {
         "variant": label,
         "metric": metric,
-        "mean": stats.mean,
-        "low": stats.low,
-        "high": stats.high,
-        "n": stats.n,
+        **stats.row(),
         "kind": kind,
         "source": source,
     }
@@ -234,16 +230,16 @@ def reference_cells(reference: Reference, results: EvalResults, latent_dim: int)
     rows, n_runs = [], len(results.runs)
     for metric, source in reference.cells.items():
         if isinstance(source, float):
-            stats, kind, name = Interval(source, math.nan, math.nan, 0), DEFINITION, DEFINITION
+            stats, kind, name = Interval.point(source, 0), DEFINITION, DEFINITION
         elif source == LATENT_DIM:
             stats, kind, name = (
-                Interval(float(latent_dim), math.nan, math.nan, 0),
+                Interval.point(float(latent_dim), 0),
                 DEFINITION,
                 source,
             )
         else:
             value = results.split_value(source)
-            stats, kind, name = Interval(value, math.nan, math.nan, n_runs), SPLIT, source
+            stats, kind, name = Interval.point(value, n_runs), SPLIT, source
         rows.append(cell(reference.label, metric, stats, kind, name))
     return rows
 
@@ -252,7 +248,7 @@ def variant_cells(results: EvalResults, variant: str, metric: str, confidence: f
     """Mean and t-interval over seeds; a SPLIT_KEYS metric is the common value, no interval."""
     values = results.values(variant, metric)
     if metric in SPLIT_KEYS:
-        stats = Interval(results.split_value(metric), math.nan, math.nan, len(values))
+        stats = Interval.point(results.split_value(metric), len(values))
         return cell(variant, metric, stats, SPLIT, metric)
     return cell(variant, metric, t_interval(values, confidence), SEEDS, metric)
 
@@ -289,22 +285,8 @@ def paired_table(
         if variant == baseline:
             continue
         for metric in measures:
-            diffs = paired_differences(
-                results.values(variant, metric), results.values(baseline, metric)
-            )
-            stats = t_interval(diffs, confidence)
-            rows.append(
-                {
-                    "variant": variant,
-                    "baseline": baseline,
-                    "metric": metric,
-                    "mean": stats.mean,
-                    "low": stats.low,
-                    "high": stats.high,
-                    "n": stats.n,
-                    "separated": stats.excludes(0.0) if stats.has_interval else None,
-                }
-            )
+            paired = paired_row(results, variant, baseline, metric, confidence)
+            rows.append({"variant": variant, "baseline": baseline, "metric": metric, **paired})
     return pd.DataFrame(rows, columns=PAIRED_COLUMNS)
 
 
@@ -328,7 +310,7 @@ def information_by_position(
             rows.append(cell(variant, str(position), stats, SEEDS, "token_z_information"))
     by_position = pos.groupby("position", sort=True)[["oracle_info_sum", "n_tokens"]].sum()
     for position, row in by_position.iterrows() if oracle else ():
-        stats = Interval(row["oracle_info_sum"] / row["n_tokens"], math.nan, math.nan, len(pos))
+        stats = Interval.point(row["oracle_info_sum"] / row["n_tokens"], len(pos))
         rows.append(cell(ORACLE, str(position), stats, SPLIT, "oracle_token_info"))
     table = pd.DataFrame(rows, columns=TABLE_COLUMNS).rename(columns={"metric": "position"})
     table["position"] = table["position"].astype(int)
@@ -358,7 +340,7 @@ def information_by_strategy(
     first = by[(by["variant"] == results.variants[0]) & (by["seed"] == results.seeds[0])]
     for row in first.itertuples():
         mean = row.oracle_info_sum / row.n_examples
-        stats = Interval(mean, math.nan, math.nan, int(row.n_examples))
+        stats = Interval.point(mean, int(row.n_examples))
         rows.append(cell(ORACLE, names[row.strategy], stats, SPLIT, "oracle_info"))
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
