@@ -12,7 +12,6 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from matplotlib import colormaps
 from matplotlib.axes import Axes
@@ -50,51 +49,6 @@ def new_figure(size: tuple[float, float], n_panels: int = 1) -> tuple[Figure, li
     for ax in axes:
         ax.grid(alpha=0.3)
     return fig, axes
-
-
-def rate_information_figure(
-    rate: pd.DataFrame, variants: Sequence[str], seeds: Sequence[int], oracle_info: float
-) -> Figure:
-    """z_information and marginal_gain (nats/seq) against kl (nats/seq), one point per run.
-
-    Colour per variant, marker per seed; the z_information panel has the oracle's mean I* as a
-    horizontal line and the line I^θ = kl (the ELBO bounds the true I^θ by the rate).
-    """
-    fig, (left, right) = new_figure(WIDE, 2)
-    palette = colours(variants)
-    markers = {s: SEED_MARKERS[i % len(SEED_MARKERS)] for i, s in enumerate(seeds)}
-    for ax, metric, label in (
-        (left, "z_information", "z-information I^θ (nats/seq)"),
-        (right, "marginal_gain", "marginal gain G^marg (nats/seq)"),
-    ):
-        for _, run in rate.iterrows():
-            ax.scatter(
-                run["kl"],
-                run[metric],
-                color=palette[run["variant"]],
-                marker=markers[run["seed"]],
-                s=40,
-                zorder=3,
-            )
-        ax.set(xlabel="kl = rate KL(q ‖ p) (nats/seq)", ylabel=label)
-        ax.axhline(0.0, color="grey", linewidth=0.8)
-    left.axhline(
-        oracle_info, color=ORACLE_COLOUR, linestyle="--", label=f"oracle I* = {oracle_info:.3f}"
-    )
-    top = max(float(np.nanmax(rate["kl"].to_numpy(dtype=float), initial=0.0)), 1e-3)
-    left.plot([0.0, top], [0.0, top], color="grey", linestyle=":", label="I^θ = kl")
-    left.set_title("z-information against rate")
-    right.set_title("marginal gain against rate")
-    handles = [
-        Line2D([], [], color=palette[v], marker="o", linestyle="", label=v) for v in variants
-    ]
-    handles += [
-        Line2D([], [], color="grey", marker=markers[s], linestyle="", label=f"seed {s}")
-        for s in seeds
-    ]
-    left.legend(fontsize="small", loc="best")
-    right.legend(handles=handles, fontsize="small", loc="best")
-    return fig
 
 
 FRONTIER_PANELS = (
