@@ -441,3 +441,16 @@ def test_loss_terms_without_bow() -> None:
     assert parts.total.item() == pytest.approx(hand_terms()["sum"])
     with pytest.raises(ValueError, match="bow_weight"):
         loss_terms(NLL, SURPRISAL, MASK, free_bits=0.0, bow_weight=0.5, **kwargs)
+
+
+def test_each_named_terms_registered_position_is_where_unified_reproduces_it() -> None:
+    from zgain.cvae.terms import POSITIONS, TERMS, terms_used
+
+    assert set(POSITIONS) == set(TERMS) - {"unified"} == set(UNIFIED_ROWS)
+    for name, at in POSITIONS.items():
+        row = UNIFIED_ROWS[name]  # the settings shown above to reproduce the term
+        assert (at.alpha, at.gamma) == (row["alpha"], row["gamma"]), name
+        assert ("concentration" in at.note) == row["concentration"], name
+        assert ("token-sum" in at.note) == row["token_sum"], name
+        assert ("η = 1" in at.note) == (row["eta"] == 1.0), name
+    assert terms_used({"mean": 1.0, "tok": 0.0, "cc": 2.0}) == {"mean", "cc"}

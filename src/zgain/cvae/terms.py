@@ -13,7 +13,7 @@ N the train-split mean of b_i, ε a guard in nats.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -144,7 +144,21 @@ TERMS: dict[str, TermFn] = {}
 """name -> term, in table order; the names are the keys of `cvae.variants.<v>.weights`."""
 
 
-def term(name: str) -> Callable[[TermFn], TermFn]:
+@dataclass(frozen=True)
+class Position:
+    """Where a named term sits in the unified family (docs/method.md#unified): its (α, γ) and
+    what else it sets. At equal rate the scale η does not matter: the controller absorbs it."""
+
+    alpha: float
+    gamma: float
+    note: str = ""
+
+
+POSITIONS: dict[str, Position] = {}
+"""name -> its place in the unified family, for every term but `unified` itself."""
+
+
+def term(name: str, position: Position | None = None) -> Callable[[TermFn], TermFn]:
     """Register a term under `name`; its docstring's first line must state the formula."""
 
     def register(fn: TermFn) -> TermFn:
@@ -153,9 +167,16 @@ def term(name: str) -> Callable[[TermFn], TermFn]:
         if not (fn.__doc__ or "").strip():
             raise ValueError(f"reconstruction term {name!r} needs a docstring with its formula")
         TERMS[name] = fn
+        if position is not None:
+            POSITIONS[name] = position
         return fn
 
     return register
+
+
+def terms_used(weights: Mapping[str, float]) -> frozenset[str]:
+    """The terms a variant's weights use: those with a positive weight."""
+    return frozenset(name for name, weight in weights.items() if weight > 0)
 
 
 def formula(name: str) -> str:
@@ -163,37 +184,37 @@ def formula(name: str) -> str:
     return (TERMS[name].__doc__ or "").strip().splitlines()[0]
 
 
-@term("mean")
+@term("mean", Position(0.0, 0.0))
 def token_mean(batch: TermBatch) -> Tensor:
     """R_mean = mean_i ℓ̄_i (plain token-mean)."""
     return batch.mean_nll.mean()
 
 
-@term("sum")
+@term("sum", Position(0.0, 0.0, "token-sum"))
 def token_sum(batch: TermBatch) -> Tensor:
     """R_sum = mean_i Σ_t ℓ_t (token-sum: the sequence NLL)."""
     return batch.seq_nll.mean()
 
 
-@term("dist")
+@term("dist", Position(0.0, 0.0, "η = 1"))
 def dist_normalized(batch: TermBatch) -> Tensor:
     """R_dist = mean_i ℓ̄_i / N (one global constant: a ratio of means)."""
     return batch.mean_nll.mean() / batch.normalizer
 
 
-@term("ex")
+@term("ex", Position(0.0, 1.0))
 def example_inverse(batch: TermBatch) -> Tensor:
     """R_ex = mean_i ℓ̄_i / (b_i + ε) (example-level inverse surprisal: a mean of ratios)."""
     return (batch.mean_nll / (batch.surprisal_mean + batch.eps)).mean()
 
 
-@term("tok")
+@term("tok", Position(1.0, 0.0))
 def token_share(batch: TermBatch) -> Tensor:
     """R_tok = mean_i Σ_t w_t ℓ_t with w_t = b_t / (B_i + ε) (token surprisal shares)."""
     return (batch.share * batch.ell).sum(dim=1).mean()
 
 
-@term("cc")
+@term("cc", Position(1.0, 0.0, "concentration, η = 1"))
 def token_share_cc(batch: TermBatch) -> Tensor:
     """R_cc = mean_i c_i Σ_t w_t ℓ_t / N with c_i = b_i / (Σ_t w_t b_t + ε)."""
     share_nll = (batch.share * batch.ell).sum(dim=1)
@@ -201,7 +222,7 @@ def token_share_cc(batch: TermBatch) -> Tensor:
     return (correction * share_nll).mean() / batch.normalizer
 
 
-@term("inv")
+@term("inv", Position(-1.0, 0.0, "concentration, η = 1"))
 def token_inverse_cc(batch: TermBatch) -> Tensor:
     """R_inv = mean_i c'_i Σ_t v_t ℓ_t / N, v_t ∝ (b_t + ε)^−1, c'_i = b_i / (Σ_t v_t b_t + ε)."""
     inverse_nll = (batch.inverse * batch.ell).sum(dim=1)

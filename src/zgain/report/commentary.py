@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from zgain.cvae.terms import terms_used
 from zgain.report.statistics import Interval
 from zgain.report.tables import SEEDS
 
@@ -82,11 +83,7 @@ def winner_sentence(table: pd.DataFrame, metric: str, label: str) -> str:
 
 def likelihood_variants(weights: Mapping[str, Mapping[str, float]]) -> list[str]:
     """Variants whose only positively weighted term is `sum`, the likelihood objective."""
-    return [
-        variant
-        for variant, terms in weights.items()
-        if {name for name, w in terms.items() if w > 0} == {LIKELIHOOD_TERM}
-    ]
+    return [variant for variant, terms in weights.items() if terms_used(terms) == {LIKELIHOOD_TERM}]
 
 
 def damage_sentences(

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from zgain.cvae.terms import terms_used
 from zgain.evaluate.schema import KL_TARGET_KEY
 from zgain.report.loading import EvalResults
 from zgain.report.statistics import paired_row, t_interval
@@ -104,7 +105,7 @@ def twin_variants(weights: Mapping[str, Mapping[str, float]]) -> tuple[str, str]
 
     def only(term: str) -> str | None:
         for variant, w in weights.items():
-            if {k: v for k, v in w.items() if v > 0} == {term: 1.0}:
+            if terms_used(w) == {term} and w[term] == 1.0:
                 return variant
         return None
 

@@ -16,21 +16,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from zgain.cvae.terms import POSITIONS, terms_used
+
 PARAM_BLOCKS = ("data.", "base.", "surprisal.", "cvae.", "evaluate.", "report.")
 SWEEP_METRICS = ("z_information", "capture", "marginal_gain", "kl", "normalized_recovery")
 FAMILY_METRICS = ("capture", "marginal_gain")
-
-NAMED_POSITIONS: dict[str, tuple[float, float, str]] = {
-    "mean": (0.0, 0.0, ""),
-    "sum": (0.0, 0.0, "token-sum"),
-    "dist": (0.0, 0.0, "η = 1"),
-    "ex": (0.0, 1.0, ""),
-    "tok": (1.0, 0.0, ""),
-    "cc": (1.0, 0.0, "concentration, η = 1"),
-    "inv": (-1.0, 0.0, "concentration, η = 1"),
-}
-"""(α, γ) of each named term in the unified family and what else it sets (docs/method.md#unified).
-At equal rate the scale η does not matter: the controller absorbs it into β."""
 
 
 class SweepError(ValueError):
@@ -135,7 +125,7 @@ def family_variant(row: Mapping, variant: str) -> bool:
     """True when `variant` weights only the unified term in this experiment's params."""
     prefix = f"cvae.variants.{variant}.weights."
     weights = {k[len(prefix) :]: number(v) for k, v in row.items() if k.startswith(prefix)}
-    return bool(weights) and {k for k, v in weights.items() if v > 0} == {"unified"}
+    return terms_used(weights) == {"unified"}
 
 
 def family_points(rows: Sequence[Mapping]) -> pd.DataFrame:
@@ -157,19 +147,20 @@ def family_points(rows: Sequence[Mapping]) -> pd.DataFrame:
 
 
 def named_points(rows: Sequence[Mapping]) -> pd.DataFrame:
-    """The named variants (one weighted term of NAMED_POSITIONS) with their (α, γ) and their
+    """The named variants (one weighted term with a `POSITIONS` entry) with their (α, γ) and their
     FAMILY_METRICS averaged over the experiments that hold them."""
     records = []
     for row in (r for r in rows if is_experiment(r)):
         for variant in variant_names(row):
             prefix = f"cvae.variants.{variant}.weights."
             weights = {k[len(prefix) :]: number(v) for k, v in row.items() if k.startswith(prefix)}
-            used = [k for k, v in weights.items() if v > 0]
-            if len(used) != 1 or used[0] not in NAMED_POSITIONS:
+            used = terms_used(weights)
+            if len(used) != 1 or not used <= POSITIONS.keys():
                 continue
-            alpha, gamma, note = NAMED_POSITIONS[used[0]]
-            record = {"variant": variant, "term": used[0], "alpha": alpha, "gamma": gamma}
-            record |= {"note": note}
+            (name,) = used
+            at = POSITIONS[name]
+            record = {"variant": variant, "term": name, "alpha": at.alpha, "gamma": at.gamma}
+            record |= {"note": at.note}
             record |= {m: number(row.get(f"variants.{variant}.{m}")) for m in FAMILY_METRICS}
             records.append(record)
     columns = ["variant", "term", "alpha", "gamma", "note", *FAMILY_METRICS]
