@@ -84,9 +84,9 @@ def error_rates(
     for key, ys in listed.items():
         out = guess[key]
         wrong += out not in ys
-        best = min(ys, key=lambda ref: (edit_distance(out, ref), len(ref)))
-        edits += edit_distance(out, best)
-        length += len(best)
+        distance, reference_length = min((edit_distance(out, ref), len(ref)) for ref in ys)
+        edits += distance
+        length += reference_length
     return {
         "sequence_error_rate": wrong / len(listed),
         "token_error_rate": edits / max(length, 1),

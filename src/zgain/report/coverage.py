@@ -15,7 +15,14 @@ from dataclasses import dataclass, replace
 
 from zgain.params import DataParams, Params
 from zgain.report.loading import EvalResults
-from zgain.report.tables import LOCALIZATION, ORACLE, RECOVERY, SEED_TABLES, TableSpec
+from zgain.report.tables import (
+    DECOMPOSITION,
+    LOCALIZATION,
+    ORACLE,
+    RECOVERY,
+    SEED_TABLES,
+    TableSpec,
+)
 
 ORACLE_METRIC = "capture"
 """The one metric that is a share of the oracle's I*."""
@@ -31,9 +38,11 @@ class Coverage:
     def of(cls, params: Params, results: EvalResults) -> Coverage:
         """What the evaluated test split carries (the data block says whether s exists)."""
         synthetic = isinstance(params.data, DataParams)
-        strategies = params.data.transforms if isinstance(params.data, DataParams) else ()
-        oracle = math.isfinite(results.split_value("oracle_info"))
-        return cls(oracle=oracle, strategies=strategies, token_oracle=synthetic)
+        return cls(
+            oracle=math.isfinite(results.split_value("oracle_info")),
+            strategies=params.data.transforms if synthetic else (),
+            token_oracle=synthetic,
+        )
 
     @property
     def complete(self) -> bool:
@@ -45,9 +54,20 @@ class Coverage:
         is I^θ over one I* shared by every variant)."""
         return ORACLE_METRIC if self.oracle else "z_information"
 
+    def allows(self, metric: str) -> bool:
+        """Whether the data can give `metric` (capture needs an oracle)."""
+        return self.oracle or metric != ORACLE_METRIC
+
     def metrics(self, names: tuple[str, ...]) -> tuple[str, ...]:
         """`names` without those the data cannot give."""
-        return tuple(n for n in names if self.oracle or n != ORACLE_METRIC)
+        return tuple(n for n in names if self.allows(n))
+
+    @property
+    def decomposition(self) -> TableSpec:
+        """The decomposition table as this data allows it (every source has one)."""
+        spec = self.spec(DECOMPOSITION)
+        assert spec is not None
+        return spec
 
     def spec(self, spec: TableSpec) -> TableSpec | None:
         """The table as this data allows it; None when it needs what the data lacks."""

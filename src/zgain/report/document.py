@@ -165,9 +165,8 @@ def rate_sections(
 ) -> list[str]:
     """Tables `number`, `number + 1`, …: one decomposition table per target rate, each with its
     winners and damage check."""
-    decomposition = coverage.spec(DECOMPOSITION)
-    assert decomposition is not None  # every source has a decomposition
-    winners = [(m, label) for m, label in WINNER_METRICS if m in coverage.metrics((m,))]
+    decomposition = coverage.decomposition
+    winners = [(m, label) for m, label in WINNER_METRICS if coverage.allows(m)]
     weights = {v: params.cvae.variants[v].weights for v in next(iter(by_rate.values())).variants}
     lines = []
     for offset, rate in enumerate(by_rate):
@@ -213,7 +212,8 @@ def summary_markdown(
     n_seeds, confidence = len(results.seeds), params.report.confidence
     method = method_label(n_seeds, confidence)
     title, setup = header(params, results, list(by_rate))
-    lines = [*title, *findings_lines(params, by_rate, headline, tables, tables[FRONTIER_TABLE])]
+    findings = findings_lines(params, by_rate, headline, tables, tables[FRONTIER_TABLE], coverage)
+    lines = [*title, *findings]
     lines += ["", "## Setup", "", *setup]
     lines += mixed_devices_lines(all_runs(by_rate))
     if not coverage.complete:
@@ -258,7 +258,7 @@ def summary_markdown(
         "wide, so an unnamed winner is absence of evidence, not evidence of a tie.",
         "",
     ]
-    lines += figure_section(figures, n_seeds, confidence, None if coverage.complete else coverage)
+    lines += figure_section(figures, n_seeds, confidence, coverage)
     lines += ["## Glossary", "", SYMBOLS, "", *glossary_lines(glossary_names())]
     return "\n".join(lines) + "\n"
 
@@ -298,10 +298,9 @@ def build_report(
     results = by_rate[headline]
     specs = coverage.seed_tables()
     tables = {spec.name: seed_table(spec, results, confidence, latent_dim) for spec in specs}
-    decomposition = specs[0]
     for rate, at_rate in by_rate.items():
         tables[decomposition_name(rate)] = seed_table(
-            decomposition, at_rate, confidence, latent_dim
+            coverage.decomposition, at_rate, confidence, latent_dim
         )
     adjusted = adjust_results(by_rate, coverage.metrics(ADJUSTED_METRICS))
     tables[ADJUSTMENT_TABLE] = adjustment_table(adjusted, confidence)
@@ -355,6 +354,7 @@ def build_report(
             if math.isfinite(value)
         },
         None if coverage.complete else coverage.panels(),
+        oracle=coverage.oracle,
     )
     return Report(
         tables=tables,

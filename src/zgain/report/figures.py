@@ -239,11 +239,11 @@ def build_figures(
     seeds: Sequence[int],
     references: dict[str, float],
     panels: Sequence[str] | None = None,
+    oracle: bool = True,
 ) -> dict[str, Figure]:
     """Every figure of the report by file name (see the functions for what each shows):
     the frontier over every run, and the headline rate's decomposition and positions; `panels`
-    as in `frontier_figure` (without capture, the decomposition has no oracle bar)."""
-    oracle = panels is None or "capture" in panels
+    as in `frontier_figure`; `oracle`: whether the decomposition has an oracle bar."""
     return {
         "frontier.png": frontier_figure(points, variants, seeds, references, panels),
         "gain_decomposition.png": decomposition_figure(decomposition, variants, oracle),

@@ -8,7 +8,6 @@ and the command that reruns the study on another world. Every number comes from 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import pandas as pd
@@ -17,6 +16,7 @@ from zgain.core.runs import rate_label
 from zgain.params import DataParams, PairsParams, Params
 from zgain.report.adjust import ADJUSTED_METRICS
 from zgain.report.commentary import fmt, fmt_stats
+from zgain.report.coverage import Coverage
 from zgain.report.loading import EvalResults
 from zgain.report.sections import caption, markdown_table
 from zgain.report.tables import ORACLE, information_by_position
@@ -109,9 +109,11 @@ def rate_sentences(verdicts: pd.DataFrame, rate: float) -> list[str]:
     return lines
 
 
-def headline_sentence(adjustment: pd.DataFrame, headline: float, oracle_info: float) -> str:
-    """The headline rate's adjusted capture per variant, best first (I^θ without an oracle)."""
-    metric = "capture" if math.isfinite(oracle_info) else "z_information"
+def headline_sentence(
+    adjustment: pd.DataFrame, headline: float, oracle_info: float, metric: str = "capture"
+) -> str:
+    """The headline rate's adjusted `metric` per variant, best first (capture, or I^θ when
+    there is no oracle)."""
     rows = adjustment[(adjustment["rate"] == headline) & (adjustment["metric"] == metric)]
     rows = rows.sort_values("mean", ascending=False, kind="stable")
     listed = ", ".join(f"{r['variant']} {fmt_stats(r)}" for _, r in rows.iterrows())
@@ -165,6 +167,7 @@ def findings_lines(
     headline: float,
     tables: Mapping[str, pd.DataFrame],
     frontier: pd.DataFrame,
+    coverage: Coverage,
 ) -> list[str]:
     """The `## Findings` section (without the blank line before it)."""
     results = by_rate[headline]
@@ -188,13 +191,18 @@ def findings_lines(
         lines.append("- " + " ".join(rate_sentences(verdicts, rate)))
     lines.append(
         "- "
-        + headline_sentence(tables[ADJUSTMENT_TABLE], headline, results.split_value("oracle_info"))
+        + headline_sentence(
+            tables[ADJUSTMENT_TABLE],
+            headline,
+            results.split_value("oracle_info"),
+            coverage.rank_metric,
+        )
         + f" The frontier: [{FRONTIER_FIGURE}]({FRONTIER_FIGURE})."
     )
     lines += [
         f"- {line}"
         for line in negative_information(
-            frontier, by_rate, params.report.confidence, isinstance(params.data, DataParams)
+            frontier, by_rate, params.report.confidence, coverage.token_oracle
         )
     ]
     lines += [

@@ -173,58 +173,56 @@ def with_adjusted_cells(spec: TableSpec, table: pd.DataFrame) -> tuple[TableSpec
     return replace(spec, columns=tuple(columns)), pd.concat([table, extra], ignore_index=True)
 
 
-FIGURE_CAPTIONS = {
-    "frontier.png": (
-        "The frontier: `z_information`, `capture`, `marginal_gain` and `probe_accuracy` "
-        "against the achieved test `kl`, one curve per variant through its seed means at each "
-        "target rate, every run a point (marker per seed; {runs}); dashed: the oracle's mean "
-        "I* (`oracle_info`), capture 1, and the Bayes ceiling `probe_ceiling`; dotted: the "
-        "x-only floor `probe_floor`."
-    ),
-    "gain_decomposition.png": (
-        "At the headline rate, gross gain per variant as stacked bars, `marginal_gain` "
-        "(hatched) + `z_information` "
-        "(solid), {method}; positive parts stack up and negative parts down from 0; the dot is "
-        "`gross_gain` with its interval; the oracle bar beside (`oracle_marginal_gain` + I*)."
-    ),
-    "information_by_position.png": (
-        "At the headline rate, mean `token_z_information` by target position per variant, "
-        "pooled over seeds, beside the oracle's `oracle_token_info` (dashed); {method}, the "
-        "band being the interval over the per-seed position means."
-    ),
-}
+CAPTION_ORDER = ("z_information", "capture", "marginal_gain", "probe_accuracy")
+"""The frontier figure's panels in the order of its caption (zgain.report.figures)."""
 
 
-def partial_captions(coverage: Coverage) -> dict[str, str]:
-    """The captions of figures drawn without some of their references (zgain.report.coverage)."""
-    panels = ", ".join(f"`{p}`" for p in coverage.panels())
-    dashed = (
-        "; dashed: the oracle's mean I* (`oracle_info`) and capture 1" if coverage.oracle else ""
+def listing(items: Sequence[str], *, serial: bool = False) -> str:
+    """`a`, `a and b`, `a, b and c` (`a, b, and c` when `serial`)."""
+    if len(items) < 3:
+        return " and ".join(items)
+    return ", ".join(items[:-1]) + ("," if serial else "") + " and " + items[-1]
+
+
+def figure_captions(coverage: Coverage) -> dict[str, str]:
+    """Each figure's caption, naming only the references the data has (zgain.report.coverage);
+    `{runs}` and `{method}` are filled in by `figure_section`."""
+    panels = [f"`{m}`" for m in CAPTION_ORDER if m in coverage.panels()]
+    dashed = ["the oracle's mean I* (`oracle_info`)", "capture 1"] if coverage.oracle else []
+    dashed += ["the Bayes ceiling `probe_ceiling`"] if coverage.strategies else []
+    frontier = (
+        f"The frontier: {listing(panels)} against the achieved test `kl`, one curve per variant "
+        "through its seed means at each target rate, every run a point (marker per seed; "
+        "{runs})"
     )
+    frontier += f"; dashed: {listing(dashed, serial=True)}" if dashed else ""
+    frontier += "; dotted: the x-only floor `probe_floor`" if coverage.strategies else ""
     oracle_bar = "; the oracle bar beside (`oracle_marginal_gain` + I*)" if coverage.oracle else ""
-    by_position = FIGURE_CAPTIONS["information_by_position.png"]
-    if not coverage.token_oracle:
-        by_position = by_position.replace(", beside the oracle's `oracle_token_info` (dashed)", "")
+    oracle_tokens = (
+        ", beside the oracle's `oracle_token_info` (dashed)" if coverage.token_oracle else ""
+    )
     return {
-        "frontier.png": (
-            f"The frontier: {panels} against the achieved test `kl`, one curve per variant "
-            "through its seed means at each target rate, every run a point (marker per seed; "
-            f"{{runs}}){dashed}."
+        "frontier.png": frontier + ".",
+        "gain_decomposition.png": (
+            "At the headline rate, gross gain per variant as stacked bars, `marginal_gain` "
+            "(hatched) + `z_information` (solid), {method}; positive parts stack up and negative "
+            f"parts down from 0; the dot is `gross_gain` with its interval{oracle_bar}."
         ),
-        "gain_decomposition.png": FIGURE_CAPTIONS["gain_decomposition.png"].replace(
-            "; the oracle bar beside (`oracle_marginal_gain` + I*)", oracle_bar
+        "information_by_position.png": (
+            "At the headline rate, mean `token_z_information` by target position per variant, "
+            f"pooled over seeds{oracle_tokens}; {{method}}, the band being the interval over the "
+            "per-seed position means."
         ),
-        "information_by_position.png": by_position,
     }
 
 
 def figure_section(
-    names: Sequence[str], n_seeds: int, confidence: float, coverage: Coverage | None = None
+    names: Sequence[str], n_seeds: int, confidence: float, coverage: Coverage
 ) -> list[str]:
-    """The figures with their captions; `coverage`: the data lacks some references (None: all)."""
+    """The figures with their captions."""
     method = method_label(n_seeds, confidence)
     runs = f"{plural(n_seeds, 'seed')} per variant, each run its own point: no interval"
-    captions = FIGURE_CAPTIONS if coverage is None else partial_captions(coverage)
+    captions = figure_captions(coverage)
     lines = ["## Figures", ""]
     for number, name in enumerate(names, 1):
         text = captions[name].format(method=method, runs=runs)
