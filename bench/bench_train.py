@@ -20,7 +20,8 @@ from zgain.core.nll import token_nll
 from zgain.core.sequences import minibatches, select, target_frame
 from zgain.core.tracking import live_run
 from zgain.cvae.fit import batch_loss, fit_cvae
-from zgain.cvae.model import CVAE, kl_diag_gaussians, reparameterize
+from zgain.cvae.gaussian import kl_divergence, reparameterize
+from zgain.cvae.model import CVAE
 
 CPU = torch.device("cpu")
 
@@ -132,7 +133,7 @@ def bare_loop(work: Workload, model: CVAE, steps: int, seed: int = 0) -> Tensor:
         logits = target_frame(model.decode(part.decoder_input, z), x_len)
         nll = token_nll(logits, part.targets, part.mask)
         recon = cc_recon(nll, work.surprisal[index], part.mask, objective.normalizer, common.eps)
-        kl = kl_diag_gaussians(mu_q, logvar_q, mu_p, logvar_p).mean(dim=0).sum()
+        kl = kl_divergence(mu_q, logvar_q, mu_p, logvar_p).mean(dim=0).sum()
         loss = recon + variant.beta * kl
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import torch
 import yaml
 
 from zgain.base.model import BaseLM
-from zgain.base.surprisal import score_tokens
+from zgain.base.normalizer import mean_surprisal
+from zgain.base.surprisal import example_stats, score_tokens
 from zgain.core.sequences import SeqBatch
 from zgain.cvae.model import CVAE
 from zgain.cvae.objective import Objective
@@ -59,7 +61,8 @@ class Workload:
         return CVAE(self.base, self.params.cvae.common.model)
 
     def objective(self, variant: str = VARIANT) -> Objective:
-        normalizer = float(self.surprisal[self.batch.mask].mean())
+        stats = example_stats(self.surprisal.numpy(), self.batch.mask.numpy())
+        normalizer = mean_surprisal(pa.array(stats["surprisal_mean"]))
         cvae = self.params.cvae
         return Objective(cvae.common, cvae.variant(variant), normalizer, cvae.rates[0])
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from zgain.base.normalizer import compute_normalizer
+from zgain.base.normalizer import compute_normalizer, mean_surprisal
 from zgain.base.tables import SurprisalTables, read_surprisal_tables
 from zgain.core.errors import DataError
 
@@ -85,3 +85,8 @@ def test_train_mean_is_a_mean_of_ratios_not_a_ratio_of_sums(tiny_pipeline):
     assert normalizer.mean_surprisal == pytest.approx(
         pc.mean(train["surprisal_mean"]).as_py(), rel=1e-12
     )
+
+
+def test_the_normalizer_weighs_examples_not_tokens() -> None:
+    # b = 1 over 1 token and b = 3 over 3 tokens: E[b] = 2, the pooled token mean would be 2.5.
+    assert mean_surprisal(pa.array([1.0, 3.0])) == 2.0

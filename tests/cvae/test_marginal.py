@@ -13,7 +13,8 @@ import torch
 from conftest import make_small_base, random_batch
 
 from zgain.cvae import marginal
-from zgain.cvae.marginal import gaussian_log_density, mixture_marginal
+from zgain.cvae.gaussian import log_density
+from zgain.cvae.marginal import mixture_marginal
 from zgain.cvae.model import CVAE
 from zgain.evaluate.decomposition import decomposition
 from zgain.evaluate.scoring import evaluate_examples
@@ -103,11 +104,11 @@ def _one_bit_world(
         return torch.cat([bit_token[..., None], rest], dim=2)  # (n, m, T)
 
     z = torch.cat([draw(mu, logvar, k // 2), draw(zero, zero, k // 2)], dim=1)
-    log_q = gaussian_log_density(z, mu[:, None], logvar[:, None])
-    log_p = gaussian_log_density(z, zero[:, None], zero[:, None])
+    log_q = log_density(z, mu[:, None], logvar[:, None])
+    log_p = log_density(z, zero[:, None], zero[:, None])
     z_q = draw(mu, logvar, k)
-    q_only = (logp(z_q), gaussian_log_density(z_q, zero[:, None], zero[:, None]))
-    q_only_log_q = gaussian_log_density(z_q, mu[:, None], logvar[:, None])
+    q_only = (logp(z_q), log_density(z_q, zero[:, None], zero[:, None]))
+    q_only_log_q = log_density(z_q, mu[:, None], logvar[:, None])
     return logp(z), log_p, torch.logaddexp(log_q, log_p) - math.log(2), (*q_only, q_only_log_q)
 
 
@@ -143,8 +144,8 @@ def test_m_converges_to_the_exact_marginal_of_a_linear_gaussian_model() -> None:
         eps_p = torch.randn((n, k // 2, 1), generator=gen, dtype=torch.float64)
         z = torch.cat([mu_q[:, None] + torch.exp(0.5 * logvar_q)[:, None] * eps_q, eps_p], dim=1)
         token_logp = -0.5 * (math.log(2 * math.pi * s2) + (y[:, None, :] - z) ** 2 / s2)
-        log_q = gaussian_log_density(z, mu_q[:, None], logvar_q[:, None])
-        log_p = gaussian_log_density(z, zero[:, None], zero[:, None])
+        log_q = log_density(z, mu_q[:, None], logvar_q[:, None])
+        log_p = log_density(z, zero[:, None], zero[:, None])
         marginal, _ = mixture_marginal(
             token_logp, log_p, torch.logaddexp(log_q, log_p) - math.log(2)
         )

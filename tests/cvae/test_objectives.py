@@ -14,7 +14,6 @@ import torch
 from torch import Tensor
 
 from zgain.core.nll import masked_mean
-from zgain.cvae.model import kl_diag_gaussians
 from zgain.cvae.objective import bow_loss, free_bits_kl, loss_terms, reconstruction
 from zgain.cvae.rate import beta_at
 from zgain.cvae.terms import (
@@ -283,31 +282,6 @@ def test_unified_share_weights_differ_from_row_by_order_eps() -> None:
     )
     gap = abs(unified.item() - terms.tok.item())
     assert 0 < gap < 10 * EPS * terms.tok.item()
-
-
-def test_kl_of_identical_gaussians_is_zero() -> None:
-    mu = torch.randn(4, 3, generator=torch.Generator().manual_seed(9))
-    logvar = torch.randn(4, 3, generator=torch.Generator().manual_seed(10))
-    assert (kl_diag_gaussians(mu, logvar, mu, logvar) == 0).all()
-
-
-def test_kl_matches_closed_form_in_one_dimension() -> None:
-    # q = N(1, 0.5²), p = N(0, 2²): log(σp/σq) + (σq² + Δμ²) / (2σp²) − ½.
-    expected = math.log(2.0 / 0.5) + (0.25 + 1.0) / (2 * 4.0) - 0.5
-    kl = kl_diag_gaussians(
-        torch.tensor([[1.0]]),
-        torch.tensor([[math.log(0.25)]]),
-        torch.tensor([[0.0]]),
-        torch.tensor([[math.log(4.0)]]),
-    )
-    assert kl.shape == (1, 1)
-    assert kl.item() == pytest.approx(expected, rel=1e-6)
-
-
-def test_kl_is_non_negative_on_random_inputs() -> None:
-    gen = torch.Generator().manual_seed(11)
-    mu_q, logvar_q, mu_p, logvar_p = (torch.randn(64, 8, generator=gen) * 3 for _ in range(4))
-    assert (kl_diag_gaussians(mu_q, logvar_q, mu_p, logvar_p) >= 0).all()
 
 
 def test_free_bits_clamps_each_dimension() -> None:

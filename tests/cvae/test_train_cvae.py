@@ -24,7 +24,8 @@ from zgain.core.nll import token_nll
 from zgain.core.runs import Run
 from zgain.core.sequences import SeqBatch, minibatches, select, target_frame
 from zgain.cvae.fit import fit_cvae
-from zgain.cvae.model import CVAE, KIND_CVAE, kl_diag_gaussians, load_cvae
+from zgain.cvae.gaussian import kl_divergence
+from zgain.cvae.model import CVAE, KIND_CVAE, load_cvae
 from zgain.cvae.objective import Objective
 from zgain.cvae.terms import TERMS
 from zgain.params import CommonCVAEParams, CVAEParams, Params, ResolvedVariant, parse_params
@@ -366,7 +367,7 @@ def _train_kl(model: CVAE, train: SeqBatch) -> float:
     with torch.no_grad():
         mu_q, logvar_q = model.posterior(train.encoder_input)
         mu_p, logvar_p = model.prior(train.prior_input)
-        return kl_diag_gaussians(mu_q, logvar_q, mu_p, logvar_p).sum(dim=1).mean().item()
+        return kl_divergence(mu_q, logvar_q, mu_p, logvar_p).sum(dim=1).mean().item()
 
 
 def test_rate_targeting_brings_differently_scaled_variants_to_the_same_kl(tiny_pipeline):

@@ -26,7 +26,8 @@ from zgain.core.environment import resolve_device
 from zgain.core.errors import ProvenanceError
 from zgain.core.io import read_table, sha256_file
 from zgain.core.runs import Run
-from zgain.cvae.model import CVAE, kl_diag_gaussians, load_cvae, save_cvae
+from zgain.cvae.gaussian import kl_divergence
+from zgain.cvae.model import CVAE, load_cvae, save_cvae
 from zgain.evaluate.estimators import probe_split
 from zgain.evaluate.schema import (
     DECOMPOSITION_KEYS,
@@ -247,7 +248,7 @@ def test_at_the_entangled_init_every_code_length_is_b_and_every_gain_is_zero(
     _, batch = load_packed(params.paths.synthetic_dir, "test", _world(params))
     with torch.no_grad():
         mu, logvar = model.posterior(batch.encoder_input)
-    closed_form = kl_diag_gaussians(mu, logvar, torch.zeros_like(mu), torch.zeros_like(logvar))
+    closed_form = kl_divergence(mu, logvar, torch.zeros_like(mu), torch.zeros_like(logvar))
     np.testing.assert_allclose(
         table["kl"], closed_form.sum(1).double().numpy(), rtol=1e-5, atol=1e-9
     )

@@ -16,7 +16,6 @@ import pytest
 from zgain.cvae.diagnostics import active_units
 from zgain.evaluate.decomposition import decomposition
 from zgain.evaluate.estimators import (
-    gaussian_log_density,
     linear_probe_accuracy,
     localization_share,
     matched_accuracy,
@@ -153,17 +152,6 @@ def test_active_units_counts_dims_above_threshold() -> None:
     assert count == 2
     np.testing.assert_allclose(variance, [1.0, 0.09, 0.0025, 0.0], rtol=0.05, atol=1e-12)
     assert active_units(mu, threshold=0.001)[0] == 3
-
-
-def test_gaussian_log_density_matches_closed_form() -> None:
-    # N(0.5; 0, 4) in 1-D: −½(log 2π + log 4 + 0.25/4).
-    value = gaussian_log_density(np.array([0.5]), np.array([0.0]), np.array([math.log(4.0)]))
-    assert value == pytest.approx(-0.5 * (math.log(2 * math.pi) + math.log(4.0) + 0.0625))
-    # Dimensions add: two independent standard normals at the origin.
-    assert gaussian_log_density(np.zeros(2), 0.0, 0.0) == pytest.approx(-math.log(2 * math.pi))
-    # Broadcasting: (3, 1, D) against (1, 2, D) -> (3, 2).
-    z, mu = np.zeros((3, 1, 2)), np.ones((1, 2, 2))
-    assert gaussian_log_density(z, mu, 0.0).shape == (3, 2)
 
 
 def test_mi_of_well_separated_mixture_is_log_m() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from zgain.base.tables import SurprisalTables
@@ -30,6 +31,12 @@ class Normalizer:
         return asdict(self)
 
 
+def mean_surprisal(surprisal_mean: pa.Array | pa.ChunkedArray) -> float:
+    """N = E[b]: the mean over examples of each example's token-mean surprisal b_i, so every
+    example counts once whatever its length (not the mean over pooled tokens)."""
+    return pc.mean(surprisal_mean).as_py()
+
+
 def compute_normalizer(tables: SurprisalTables) -> Normalizer:
     """E[b] and E[B] over the train rows of the examples table; other splits are ignored.
 
@@ -40,7 +47,7 @@ def compute_normalizer(tables: SurprisalTables) -> Normalizer:
     if train.num_rows == 0:
         raise DataError(f"{tables.examples_path}: no rows with split == {NORMALIZER_SPLIT!r}")
     return Normalizer(
-        mean_surprisal=pc.mean(train["surprisal_mean"]).as_py(),
+        mean_surprisal=mean_surprisal(train["surprisal_mean"]),
         mean_surprisal_sum=pc.mean(train["surprisal_sum"]).as_py(),
         n_examples=train.num_rows,
         n_tokens=int(pc.sum(train["n_tokens"]).as_py()),

@@ -1,7 +1,7 @@
 """Training diagnostics of a CVAE: is the posterior used, and what does the model gain?
 
 The validation pass scores held-out examples with the same decomposition as the evaluation
-(docs/method.md#evaluation-quantities): G^marg = mean(B − M), I^θ = mean(M − L), on a few
+(`zgain.core.gains`): G^marg = mean(B − M), I^θ = mean(M − L), on a few
 hundred examples and fewer samples, to watch fine-tuning damage and z-use while training.
 """
 
@@ -10,9 +10,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from zgain.core.gains import gain_means
 from zgain.core.sequences import SeqBatch, chunks, select
+from zgain.cvae.gaussian import kl_divergence
 from zgain.cvae.marginal import score_mixture
-from zgain.cvae.model import CVAE, kl_diag_gaussians
+from zgain.cvae.model import CVAE
 
 VALIDATION_CHUNK = 64
 """Validation examples per forward pass (each expands to K sequences); speed only."""
@@ -76,10 +78,9 @@ def validation_decomposition(
         mixture = score_mixture(model, part, mu_q, logvar_q, n_samples, generator, max_x_len)
         post.append(mixture.posterior_nll())
         marginal.append(mixture.marginal)
-        kl.append(kl_diag_gaussians(mu_q, logvar_q, mixture.mu_p, mixture.logvar_p).sum(dim=1))
+        kl.append(kl_divergence(mu_q, logvar_q, mixture.mu_p, mixture.logvar_p).sum(dim=1))
     model.train(was_training)
     b = base_nll.double().to(device)
-    ell, m = torch.cat(post), torch.cat(marginal)
-    values = torch.stack([(b - ell).mean(), (b - m).mean(), (m - ell).mean(), torch.cat(kl).mean()])
-    names = ("val_gross_gain", "val_marginal_gain", "val_z_information", "val_kl")
-    return dict(zip(names, values.double().cpu().tolist(), strict=True))
+    gains = gain_means(b, torch.cat(post), torch.cat(marginal), torch.cat(kl))
+    values = torch.stack([value.double() for value in gains.values()]).cpu().tolist()
+    return {f"val_{name}": value for name, value in zip(gains, values, strict=True)}

@@ -19,7 +19,8 @@ from zgain.core.schedules import lr_at
 from zgain.core.sequences import SeqBatch, minibatches, select, target_frame
 from zgain.core.tracking import LogFn
 from zgain.cvae.diagnostics import posterior_usage, validation_decomposition
-from zgain.cvae.model import CVAE, kl_diag_gaussians, reparameterize
+from zgain.cvae.gaussian import kl_divergence, reparameterize
+from zgain.cvae.model import CVAE
 from zgain.cvae.objective import LossTerms, Objective, bow_loss
 from zgain.cvae.rate import BetaSchedule
 
@@ -65,7 +66,7 @@ def batch_loss(
     z = reparameterize(mu_q, logvar_q, generator)
     logits = target_frame(model.decode(part.decoder_input, z), max_x_len)  # (B, T, V)
     nll = token_nll(logits.float(), part.targets, part.mask)  # (B, T)
-    kl_per_dim = kl_diag_gaussians(
+    kl_per_dim = kl_divergence(
         mu_q.float(), logvar_q.float(), mu_p.float(), logvar_p.float()
     )  # (B, D)
     bow = (

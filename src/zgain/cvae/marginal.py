@@ -19,25 +19,8 @@ from torch import Tensor
 from zgain.core.environment import autocast_context
 from zgain.core.nll import token_nll
 from zgain.core.sequences import SeqBatch, target_frame
-from zgain.cvae.model import CVAE, LOGVAR_MAX, LOGVAR_MIN
-
-LOG_2PI = math.log(2.0 * math.pi)
-
-
-def gaussian_log_density(z: Tensor, mu: Tensor, logvar: Tensor) -> Tensor:
-    """log N(z; mu, diag exp(logvar)) summed over the last axis, nats; broadcasts to (...)."""
-    return -0.5 * (LOG_2PI + logvar + (z - mu).square() * torch.exp(-logvar)).sum(-1)
-
-
-def sample_gaussian(
-    mu: Tensor, logvar: Tensor, n: int, generator: torch.Generator | None
-) -> Tensor:
-    """n draws per row: mu, logvar (B, D) -> z (B, n, D)."""
-    eps = torch.randn(
-        (mu.shape[0], n, mu.shape[1]), generator=generator, device=mu.device, dtype=mu.dtype
-    )
-    std = torch.exp(0.5 * logvar.clamp(LOGVAR_MIN, LOGVAR_MAX))
-    return mu[:, None, :] + std[:, None, :] * eps
+from zgain.cvae.gaussian import log_density, sample
+from zgain.cvae.model import CVAE
 
 
 def mixture_marginal(
@@ -125,15 +108,15 @@ def score_mixture(
     mu_p, logvar_p = (t.float() for t in model.prior(part.prior_input))
     z = torch.cat(
         [
-            sample_gaussian(mu_q, logvar_q, half, generator),
-            sample_gaussian(mu_p, logvar_p, half, generator),
+            sample(mu_q, logvar_q, half, generator),
+            sample(mu_p, logvar_p, half, generator),
         ],
         dim=1,
     )  # (B, K, D)
     logp = token_logp(model, part, z, max_x_len)  # (B, K, T)
     z64 = z.double()
-    log_q = gaussian_log_density(z64, mu_q.double()[:, None], logvar_q.double()[:, None])
-    log_p = gaussian_log_density(z64, mu_p.double()[:, None], logvar_p.double()[:, None])
+    log_q = log_density(z64, mu_q.double()[:, None], logvar_q.double()[:, None])
+    log_p = log_density(z64, mu_p.double()[:, None], logvar_p.double()[:, None])
     log_pi = torch.logaddexp(log_q, log_p) - math.log(2.0)  # (B, K)
     marginal, token_marginal = mixture_marginal(logp, log_p, log_pi)
     return MixtureScores(z, logp, marginal, token_marginal, mu_p, logvar_p)

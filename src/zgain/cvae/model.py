@@ -20,12 +20,11 @@ from torch import Tensor, nn
 from zgain.base.model import BaseLM, Block, Memory, init_weights
 from zgain.core.checkpoint import read_checkpoint, write_checkpoint
 from zgain.core.vocab import Vocab
+from zgain.cvae.gaussian import clamp_logvar
 from zgain.params import CVAEConfig
 
 FF_MULT = 4
 """Feed-forward width of an encoder block, as a multiple of its model width."""
-LOGVAR_MIN, LOGVAR_MAX = -10.0, 10.0
-"""Range log sigma^2 is clamped to, so exp(logvar) neither overflows nor underflows."""
 KIND_CVAE = "cvae"
 """The "kind" of a CVAE checkpoint."""
 
@@ -85,26 +84,7 @@ class GaussianEncoder(nn.Module):
         weights = keep.unsqueeze(-1).to(h.dtype)  # (B, S, 1)
         pooled = (h * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)  # (B, D)
         mu, logvar = self.out(pooled).float().chunk(2, dim=-1)  # each (B, Dz)
-        return mu, logvar.clamp(LOGVAR_MIN, LOGVAR_MAX)
-
-
-def reparameterize(mu: Tensor, logvar: Tensor, generator: torch.Generator | None = None) -> Tensor:
-    """z = mu + sigma * eps with eps ~ N(0, I); mu, logvar (B, Dz) -> z (B, Dz)."""
-    eps = torch.randn(mu.shape, generator=generator, device=mu.device, dtype=mu.dtype)
-    return mu + torch.exp(0.5 * logvar.clamp(LOGVAR_MIN, LOGVAR_MAX)) * eps
-
-
-def kl_diag_gaussians(mu_q: Tensor, logvar_q: Tensor, mu_p: Tensor, logvar_p: Tensor) -> Tensor:
-    """KL(q ‖ p) between diagonal Gaussians, per dimension, in nats (≥ 0).
-
-    All inputs (B, D) (or broadcastable to it), log-variances in log nats² -> (B, D).
-    """
-    log_ratio = logvar_q - logvar_p  # log σ_q² / σ_p²
-    # expm1(r) − r ≥ 0 keeps the variance part exact near r = 0, where exp(r) − 1 − r cancels.
-    variance_part = torch.expm1(log_ratio) - log_ratio
-    mean_part = (mu_q - mu_p).square() * torch.exp(-logvar_p)
-    # The clamp only removes rounding below 0: the true value is never negative.
-    return (0.5 * (variance_part + mean_part)).clamp_min(0.0)
+        return mu, clamp_logvar(logvar)
 
 
 class CVAE(nn.Module):

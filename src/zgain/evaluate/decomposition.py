@@ -1,8 +1,8 @@
 """The decomposition of a run's gain over the base model, and its oracle anchors.
 
-docs/method.md#evaluation-quantities. Per example, with B the base code length, L the code
-length with the posterior z, M the CVAE's own code length for y given x (z marginalized),
-KL = KL(q ‖ p(z|x)):
+docs/method.md#evaluation-quantities; the identity's means are `zgain.core.gains`. Per example,
+with B the base code length, L the code length with the posterior z, M the CVAE's own code
+length for y given x (z marginalized), KL = KL(q ‖ p(z|x)):
 
     gross  B − L  =  (B − M)  +  (M − L)
                      marginal    z-information I^θ
@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from zgain.core.arrays import as_vector
+from zgain.core.gains import gain_means
 from zgain.evaluate.schema import DECOMPOSITION_KEYS
 
 IDENTITY_TOL = 1e-9
@@ -78,11 +79,8 @@ def decomposition(
         "base_nll": b.mean(),
         "posterior_nll": ell.mean(),
         "marginal_nll": m.mean(),
-        "gross_gain": (b - ell).mean(),
-        "marginal_gain": (b - m).mean(),
-        "z_information": z_info.mean(),
+        **gain_means(b, ell, m, kl_),
         "net_gain": (b - ell - kl_).mean(),
-        "kl": kl_.mean(),
         "z_reliance": (shuf - ell).mean(),
         "prior_sample_gain": (b - prior_).mean(),
         "oracle_nll": nll_star.mean(),

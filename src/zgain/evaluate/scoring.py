@@ -20,8 +20,9 @@ from torch import Tensor
 from tqdm import tqdm
 
 from zgain.core.sequences import SeqBatch, chunks, select
-from zgain.cvae.marginal import sample_gaussian, score_mixture, token_logp
-from zgain.cvae.model import CVAE, kl_diag_gaussians
+from zgain.cvae.gaussian import kl_divergence, sample
+from zgain.cvae.marginal import score_mixture, token_logp
+from zgain.cvae.model import CVAE
 
 
 class PerExample(NamedTuple):
@@ -75,7 +76,7 @@ def evaluate_examples(
     ]
     mu_all = torch.cat([mu.float() for mu, _ in posteriors])
     logvar_all = torch.cat([logvar.float() for _, logvar in posteriors])
-    z_shuffled = sample_gaussian(mu_all, logvar_all, 1, generator)[partner]  # (N, 1, D)
+    z_shuffled = sample(mu_all, logvar_all, 1, generator)[partner]  # (N, 1, D)
     out: dict[str, list[np.ndarray]] = {name: [] for name in PerExample._fields}
     for rows in tqdm(list(chunks(n, batch_size)), desc="evaluate", unit="batch"):
         part = select(batch, rows).to(device)
@@ -84,7 +85,7 @@ def evaluate_examples(
         half = mixture.half
         token_post = -mixture.token_logp[:, :half].mean(dim=1)  # (B, T)
         shuffled = -token_logp(model, part, z_shuffled[rows], max_x_len).sum(dim=2)[:, 0]
-        kl_dims = kl_diag_gaussians(
+        kl_dims = kl_divergence(
             *(t.double() for t in (mu_q, logvar_q, mixture.mu_p, mixture.logvar_p))
         )  # (B, D), float64 so that the per-dimension values sum to the total exactly
         values = {

@@ -1,0 +1,289 @@
+"""The generated commentary against hand-built tables (docs/method.md#uncertainty-over-seeds).
+
+The cells hold report_fakes' seed values with their 95% t-intervals (t_{0.975,2} = 4.3027):
+z_information token_mean 1, 2, 3 -> 2 [-0.4841, 4.4841], example_inverse 5, 6.5, 7 ->
+6.1667 [3.5811, 8.7522]; marginal_gain token_mean 0.1, 0.2, 0.3 -> 0.2 [-0.0484, 0.4484],
+example_inverse 0, 0.12, 0.2 -> 0.1067 [-0.1434, 0.3567], token_sum −0.11, −0.1, −0.09 ->
+−0.1 [−0.1248, −0.0752].
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from report_fakes import BASELINE, ORACLE_INFO, WEIGHTS
+
+from zgain.report.commentary import (
+    damage_sentences,
+    fmt,
+    fmt_stats,
+    likelihood_variants,
+    paired_sentence,
+    variant_rows,
+    winner_sentence,
+)
+from zgain.report.tables import DEFINITION, PAIRED_COLUMNS, SPLIT, TABLE_COLUMNS
+from zgain.report.tables import SEEDS as OVER_SEEDS
+
+NAN = math.nan
+Z_LABEL = "z-information I^θ"
+GAIN_LABEL = "marginal gain G^marg"
+
+
+def cell(variant, metric, mean, low=NAN, high=NAN, n=3, kind=OVER_SEEDS) -> dict:
+    return {"variant": variant, "metric": metric, "mean": mean, "low": low, "high": high,
+            "n": n, "kind": kind, "source": metric}  # fmt: skip
+
+
+def table(*cells: dict) -> pd.DataFrame:
+    return pd.DataFrame(list(cells), columns=TABLE_COLUMNS)
+
+
+def decomposition(sum_marginal: dict | None = None) -> pd.DataFrame:
+    """The headline decomposition: base and oracle reference rows around the three variants."""
+    token_sum = sum_marginal or {"mean": -0.1, "low": -0.12484, "high": -0.07516}
+    return table(
+        cell("base", "z_information", 0.0, n=0, kind=DEFINITION),
+        cell("base", "marginal_gain", 0.0, n=0, kind=DEFINITION),
+        cell("token_mean", "z_information", 2.0, -0.48414, 4.48414),
+        cell("token_mean", "marginal_gain", 0.2, -0.04841, 0.44841),
+        cell("token_sum", "z_information", 0.6, 0.35159, 0.84841),
+        cell("token_sum", "marginal_gain", **token_sum),
+        cell("example_inverse", "z_information", 6.16667, 3.58109, 8.75224),
+        cell("example_inverse", "marginal_gain", 0.10667, -0.14340, 0.35673),
+        cell("oracle", "z_information", ORACLE_INFO, kind=SPLIT),
+        cell("oracle", "marginal_gain", 8.0, kind=SPLIT),
+    )
+
+
+def paired(variant: str, *rows: tuple) -> pd.DataFrame:
+    """Rows (metric, mean, low, high, separated) of `variant` − BASELINE."""
+    records = [(variant, BASELINE, m, mean, low, high, 3, sep) for m, mean, low, high, sep in rows]
+    return pd.DataFrame(records, columns=PAIRED_COLUMNS)
+
+
+def test_fmt_rounds_to_the_given_decimals() -> None:
+    assert fmt(2 / 3) == "0.667"
+    assert fmt(2.0, 0) == "2"
+    assert fmt(1234.5678, 1) == "1234.6"
+    assert fmt(3) == "3.000"
+    assert fmt(-0.25, 2) == "-0.25"
+
+
+def test_fmt_signed_always_shows_the_sign() -> None:
+    assert fmt(0.5, signed=True) == "+0.500"
+    assert fmt(0.0, signed=True) == "+0.000"
+    assert fmt(-0.25, 2, signed=True) == "-0.25"
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("signed", [False, True])
+def test_fmt_of_an_undefined_value_is_na(value: float, signed: bool) -> None:
+    assert fmt(value, signed=signed) == "n/a"
+    assert fmt(value, 0, signed=signed) == "n/a"
+
+
+def test_fmt_stats_shows_the_interval_when_there_is_one() -> None:
+    row = {"mean": 2.0, "low": -0.48414, "high": 4.48414}
+    assert fmt_stats(row) == "2.000 [-0.484, 4.484]"
+    assert fmt_stats(row, signed=True) == "+2.000 [-0.484, +4.484]"
+    series = decomposition().iloc[6]  # a table row, with n, kind and source too
+    assert fmt_stats(series) == "6.167 [3.581, 8.752]"
+
+
+def test_fmt_stats_without_an_interval_is_the_mean_alone() -> None:
+    assert fmt_stats({"mean": 0.7, "low": NAN, "high": NAN}) == "0.700"
+    assert fmt_stats({"mean": 0.7, "low": 0.1, "high": NAN}) == "0.700"  # half an interval
+    assert fmt_stats({"mean": -0.05, "low": NAN, "high": NAN}, signed=True) == "-0.050"
+    assert fmt_stats({"mean": NAN, "low": NAN, "high": NAN}) == "n/a"
+
+
+def test_variant_rows_keeps_defined_variant_cells_of_the_metric_best_first() -> None:
+    rows = variant_rows(decomposition(), "z_information")
+    # base and oracle are reference rows, not variants: the oracle's 10 must not lead
+    assert rows["variant"].tolist() == ["example_inverse", "token_mean", "token_sum"]
+    assert set(rows["metric"]) == {"z_information"}
+
+
+def test_variant_rows_drops_undefined_means_and_keeps_ties_in_table_order() -> None:
+    cells = table(
+        cell("a", "capture", 0.3), cell("b", "capture", NAN), cell("c", "capture", 0.5),
+        cell("d", "capture", 0.3), cell("e", "kl", 9.0),
+    )  # fmt: skip
+    assert variant_rows(cells, "capture")["variant"].tolist() == ["c", "a", "d"]
+    assert variant_rows(cells, "gross_gain").empty
+
+
+def test_a_leader_whose_interval_excludes_the_runner_up_is_named_best() -> None:
+    assert winner_sentence(decomposition(), "z_information", Z_LABEL) == (
+        "Best z-information I^θ (`z_information`): **example_inverse**, 6.167 [3.581, 8.752]; "
+        "its interval excludes the runner-up token_mean's mean 2.000."
+    )
+
+
+def test_a_leader_whose_interval_contains_the_runner_up_is_not_named() -> None:
+    assert winner_sentence(decomposition(), "marginal_gain", GAIN_LABEL) == (
+        "Marginal gain G^marg (`marginal_gain`): the seeds do not separate them: the highest "
+        "means are token_mean 0.200 [-0.048, 0.448] and example_inverse 0.107 [-0.143, 0.357], "
+        "and the leader's interval contains the runner-up's mean; no variant is named best."
+    )
+
+
+def test_a_runner_up_on_the_interval_edge_is_not_separated() -> None:
+    edge = table(cell("a", "capture", 0.5, 0.25, 0.75), cell("b", "capture", 0.25))
+    assert "no variant is named best" in winner_sentence(edge, "capture", "capture")
+    below = table(cell("a", "capture", 0.5, 0.25, 0.75), cell("b", "capture", 0.249))
+    assert winner_sentence(below, "capture", "capture").startswith(
+        "Best capture (`capture`): **a**"
+    )
+
+
+def test_one_seed_names_no_winner_and_says_why() -> None:
+    one_seed = table(
+        cell("token_mean", "z_information", 1.0, n=1),
+        cell("example_inverse", "z_information", 5.0, n=1),
+    )
+    assert winner_sentence(one_seed, "z_information", Z_LABEL) == (
+        "Z-information I^θ (`z_information`): the seeds do not separate them: the highest means "
+        "are example_inverse 5.000 and token_mean 1.000, and the leader has no interval (one "
+        "seed); no variant is named best."
+    )
+
+
+def test_a_single_defined_variant_has_nothing_to_compare_with() -> None:
+    cells = table(
+        cell("token_mean", "capture", NAN, NAN, NAN, n=0),
+        cell("example_inverse", "capture", 0.61667, 0.35811, 0.87522),
+        cell("oracle", "capture", 1.0, n=0, kind=DEFINITION),
+    )
+    assert winner_sentence(cells, "capture", "capture") == (
+        "Only example_inverse has a defined capture (`capture`), 0.617 [0.358, 0.875]: there is "
+        "nothing to compare it with."
+    )
+
+
+def test_no_defined_variant_is_said_so() -> None:
+    cells = table(cell("token_mean", "capture", NAN), cell("oracle", "capture", 1.0, kind=SPLIT))
+    assert winner_sentence(cells, "capture", "capture") == (
+        "No variant has a defined capture (`capture`)."
+    )
+
+
+def test_likelihood_variants_are_those_weighting_only_sum() -> None:
+    assert likelihood_variants(WEIGHTS) == ["token_sum"]
+    weights = {
+        "d": {"sum": 2.0},
+        "a": {"sum": 1.0, "mean": 0.0},  # a zero weight does not use the term
+        "b": {"sum": 0.5, "tok": 0.5},
+        "c": {"sum": 0.0, "mean": 1.0},
+    }
+    assert likelihood_variants(weights) == ["d", "a"]
+    assert likelihood_variants({}) == []
+
+
+def test_a_likelihood_objective_below_the_threshold_is_flagged_damaged() -> None:
+    (line,) = damage_sentences(decomposition(), WEIGHTS)
+    assert line.startswith(
+        "**damaged**: token_sum is a likelihood objective (weights only `sum`) yet its "
+        "`marginal_gain` is -0.100 [-0.125, -0.075] nats/seq, below -0.05: fine-tuning cost "
+        "likelihood. It starts at the base (`marginal_gain` = 0 at the entangled initialization)"
+    )
+    assert line.endswith(
+        "comparing it with the other objectives confounds the weighting with the damage."
+    )
+    assert "token_mean" not in line and "example_inverse" not in line
+
+
+@pytest.mark.parametrize(
+    ("cells", "shown"),
+    [
+        ({"mean": -0.05, "low": NAN, "high": NAN, "n": 1}, "-0.050"),  # on the threshold
+        ({"mean": 0.02, "low": -0.01, "high": 0.05}, "0.020 [-0.010, 0.050]"),
+    ],
+)
+def test_a_likelihood_objective_at_or_above_the_threshold_is_not_damaged(
+    cells: dict, shown: str
+) -> None:
+    assert damage_sentences(decomposition(cells), WEIGHTS) == [
+        f"token_sum is a likelihood objective and keeps `marginal_gain` = {shown} nats/seq "
+        "≥ -0.05: not damaged."
+    ]
+
+
+def test_an_undefined_marginal_gain_cannot_be_checked() -> None:
+    undefined = decomposition({"mean": NAN, "low": NAN, "high": NAN, "n": 0})
+    missing = decomposition()
+    missing = missing[
+        ~((missing["variant"] == "token_sum") & (missing["metric"] == "marginal_gain"))
+    ]
+    for cells in (undefined, missing):
+        assert damage_sentences(cells, WEIGHTS) == [
+            "token_sum: `marginal_gain` is undefined, the damage check cannot run."
+        ]
+
+
+def test_every_likelihood_objective_gets_one_line_in_weights_order() -> None:
+    weights = {"token_mean": {"mean": 1.0}, "token_sum": {"sum": 1.0}, "sum_b": {"sum": 3.0},
+               "sum_c": {"sum": 1.0, "ex": 0.0}}  # fmt: skip
+    cells = pd.concat([decomposition(), table(cell("sum_c", "marginal_gain", 0.5, n=1))])
+    lines = damage_sentences(cells, weights)
+    assert len(lines) == 3
+    assert lines[0].startswith("**damaged**: token_sum ")
+    assert lines[1] == "sum_b: `marginal_gain` is undefined, the damage check cannot run."
+    assert lines[2] == (
+        "sum_c is a likelihood objective and keeps `marginal_gain` = 0.500 nats/seq ≥ -0.05: "
+        "not damaged."
+    )
+
+
+def test_without_a_likelihood_objective_no_damage_check_applies() -> None:
+    weights = {v: w for v, w in WEIGHTS.items() if v != "token_sum"}
+    assert damage_sentences(decomposition(), weights) == [
+        "No variant is a likelihood objective (weights only `sum`), so no damage check applies."
+    ]
+
+
+def test_paired_sentence_sorts_separated_measures_by_sign() -> None:
+    # example_inverse − token_mean per seed: G^marg −0.1, −0.08, −0.1; I^θ 4, 4.5, 4
+    rows = paired(
+        "example_inverse",
+        ("marginal_gain", -0.09333, -0.12202, -0.06465, True),
+        ("z_information", 4.16667, 3.44956, 4.88378, True),
+        ("gross_gain", 4.07333, 3.32754, 4.81913, True),
+        ("capture", 0.41667, 0.34496, 0.48838, True),
+    )
+    assert paired_sentence(rows, "example_inverse", BASELINE) == (
+        "example_inverse − token_mean: higher `z_information` (+4.167 [+3.450, +4.884]), "
+        "`gross_gain` (+4.073 [+3.328, +4.819]), `capture` (+0.417 [+0.345, +0.488]); lower "
+        "`marginal_gain` (-0.093 [-0.122, -0.065])."
+    )
+
+
+def test_paired_sentence_lists_unseparated_and_intervalless_measures() -> None:
+    rows = paired(
+        "token_sum",
+        ("marginal_gain", -0.3, -0.32, -0.28, True),
+        ("z_information", -1.4, -2.9, 0.1, False),
+        ("gross_gain", -1.7, NAN, NAN, None),
+        ("capture", -0.14, NAN, NAN, NAN),
+    )
+    assert paired_sentence(rows, "token_sum", BASELINE) == (
+        "token_sum − token_mean: lower `marginal_gain` (-0.300 [-0.320, -0.280]); the seeds do "
+        "not separate them on `z_information`; no interval on `gross_gain`, `capture` (fewer "
+        "than 2 seeds): the seeds do not separate them."
+    )
+
+
+@pytest.mark.parametrize("missing", [None, NAN], ids=["none", "nan"])
+def test_one_seed_gives_no_interval_on_any_measure(missing: float | None) -> None:
+    rows = paired(
+        "example_inverse",
+        ("marginal_gain", -0.1, NAN, NAN, missing),
+        ("z_information", 4.0, NAN, NAN, missing),
+    )
+    assert paired_sentence(rows, "example_inverse", BASELINE) == (
+        "example_inverse − token_mean: no interval on `marginal_gain`, `z_information` (fewer "
+        "than 2 seeds): the seeds do not separate them."
+    )
