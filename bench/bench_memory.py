@@ -18,14 +18,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
 import yaml
 
 from bench.timing import Row, Section, peak_rss_mib
-from bench.workload import REPO_ROOT, VARIANT, merge, raw_params
-from zgain.base.model import BaseLM, save_base
+from bench.workload import REPO_ROOT, VARIANT, merge, raw_params, save_fresh_base
 from zgain.params import parse_params
-from zgain.world.synthetic import World
 
 GROWTH_TARGET = 0.25
 """Evaluate's peak RSS may grow by at most this share when n_test grows 4× (streaming)."""
@@ -71,11 +68,7 @@ def measure(raw: dict, sizes: Sizes) -> tuple[Section, dict[str, float]]:
     n_test = big // sizes.test_factor
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        params = parse_params(raw)
-        world = World.from_params(params.data)
-        torch.manual_seed(0)
-        base_path = Path(tmp) / "base.pt"
-        save_base(base_path, BaseLM(params.base.model, world.vocab, world.max_len))
+        base_path = save_fresh_base(parse_params(raw), Path(tmp) / "base.pt")
         for label, size in (("small", n_test), ("large", big)):
             scaled = merge(raw, {"data": {"n_test": size}})
             root = prepare(Path(tmp) / label, scaled, base_path)

@@ -30,12 +30,18 @@ from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from bench.bench_memory import prepare  # noqa: E402
 from bench.timing import Row, Section, interleaved, machine, median  # noqa: E402
-from bench.workload import REPO_ROOT, VARIANT, merge, params_with, raw_params, workload  # noqa: E402
-from zgain.base.model import BaseLM, save_base  # noqa: E402
+from bench.workload import (  # noqa: E402
+    REPO_ROOT,
+    VARIANT,
+    merge,
+    params_with,
+    raw_params,
+    save_fresh_base,
+    workload,
+)
 from zgain.core.environment import available_cpus  # noqa: E402
 from zgain.core.sequences import minibatches, select  # noqa: E402
 from zgain.cvae.fit import ReaderFeatures, batch_loss, param_groups  # noqa: E402
-from zgain.world.synthetic import World  # noqa: E402
 
 TARGET = 1.8
 """Runs per hour of the grouped stages over one-run stages that the engine aims for."""
@@ -57,10 +63,7 @@ def study_seconds(raw: dict, steps: int, repeats: int, threads: int) -> dict[str
     raw = merge(raw, {"cvae": {"common": {"steps": steps}}})
     with tempfile.TemporaryDirectory() as tmp:
         params = params_with(raw)
-        world = World.from_params(params.data)
-        torch.manual_seed(0)
-        base_path = Path(tmp) / "base.pt"
-        save_base(base_path, BaseLM(params.base.model, world.vocab, world.max_len))
+        base_path = save_fresh_base(params, Path(tmp) / "base.pt")
         grouped = prepare(Path(tmp) / "grouped", raw, base_path)
         solo = [
             prepare(Path(tmp) / f"solo{k}", merge(raw, {"cvae": {"rates": [r]}}), base_path)

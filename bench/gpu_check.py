@@ -24,20 +24,11 @@ from pathlib import Path  # noqa: E402
 import torch  # noqa: E402
 import yaml  # noqa: E402
 
+from bench import workload as wl  # noqa: E402
 from bench.bench_memory import prepare  # noqa: E402
 from bench.bench_study import stage  # noqa: E402
 from bench.timing import machine  # noqa: E402
-from bench.workload import (  # noqa: E402
-    REPO_ROOT,
-    VARIANT,
-    merge,
-    params_with,
-    raw_params,
-    workload,
-)
-from zgain.base.model import BaseLM, save_base  # noqa: E402
 from zgain.cvae.fit import fit_cvae  # noqa: E402
-from zgain.world.synthetic import World  # noqa: E402
 
 SYNC_STEPS = 50
 
@@ -47,7 +38,7 @@ def tiny_dag(root: Path) -> float:
     from stages import evaluate, generate, normalizer, report, surprisal, train_base, train_cvae
     from zgain.params import parse_params
 
-    raw = raw_params(yaml.safe_load((REPO_ROOT / "tests" / "tiny_profile.yaml").read_text()))
+    raw = wl.raw_params(yaml.safe_load((wl.REPO_ROOT / "tests" / "tiny_profile.yaml").read_text()))
     raw["paths"] = {key: str(root / value) for key, value in raw["paths"].items()}
     params = parse_params(raw)
     start = time.perf_counter()
@@ -64,11 +55,8 @@ def tiny_dag(root: Path) -> float:
 
 
 def group_seconds(raw: dict, root: Path) -> dict[str, float]:
-    params = params_with(raw)
-    world = World.from_params(params.data)
-    torch.manual_seed(0)
-    save_base(root / "base.pt", BaseLM(params.base.model, world.vocab, world.max_len))
-    project = prepare(root / "group", raw, root / "base.pt")
+    base_path = wl.save_fresh_base(wl.params_with(raw), root / "base.pt")
+    project = prepare(root / "group", raw, base_path)
     threads = len(os.sched_getaffinity(0))
     start = time.perf_counter()
     stage(project, "train_cvae", threads)
@@ -78,8 +66,8 @@ def group_seconds(raw: dict, root: Path) -> dict[str, float]:
 
 
 def syncs_per_step(raw: dict) -> float:
-    params = params_with(merge(raw, {"cvae": {"common": {"steps": SYNC_STEPS}}}))
-    work = workload(params, 4096)
+    params = wl.params_with(wl.merge(raw, {"cvae": {"common": {"steps": SYNC_STEPS}}}))
+    work = wl.workload(params, 4096)
     monitor = work.batch
     base = work.surprisal.sum(dim=1).double()
     torch.cuda.set_sync_debug_mode("warn")
@@ -101,7 +89,7 @@ def main() -> None:
     args = parser.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("bench.gpu_check needs a CUDA device")
-    raw = raw_params()
+    raw = wl.raw_params()
     with tempfile.TemporaryDirectory() as tmp:
         tiny = tiny_dag(Path(tmp) / "tiny")
         group = group_seconds(raw, Path(tmp))
@@ -120,7 +108,7 @@ def main() -> None:
         "| figure | measured |",
         "|---|---|",
         f"| tiny DAG, every stage in one process on CUDA | {tiny:.1f} s |",
-        f"| one default group ({VARIANT}, {n_runs} rates): train, evaluate | "
+        f"| one default group ({wl.VARIANT}, {n_runs} rates): train, evaluate | "
         f"{group['train']:.1f} s, {group['evaluate']:.1f} s |",
         f"| runs per hour at the defaults (one group) | {3600 * n_runs / total:.0f} |",
         f"| ms per run-step (train stage wall ÷ steps ÷ runs, start-up included) | "

@@ -15,7 +15,7 @@ import pyarrow as pa
 import torch
 import yaml
 
-from zgain.base.model import BaseLM
+from zgain.base.model import BaseLM, save_base
 from zgain.base.normalizer import mean_surprisal
 from zgain.base.surprisal import example_stats, score_tokens
 from zgain.core.sequences import SeqBatch
@@ -78,3 +78,12 @@ def workload(params: Params, n: int, seed: int = 0) -> Workload:
         base, batch, max_x_len=world.max_x_len, batch_size=512, device=torch.device("cpu")
     )
     return Workload(params, world, batch, base, surprisal)
+
+
+def save_fresh_base(params: Params, path: Path, seed: int = 0) -> Path:
+    """A freshly initialized base LM for params' world saved at `path` (what a stage costs does
+    not depend on the weights); returns `path`."""
+    world = World.from_params(params.data)
+    torch.manual_seed(seed)
+    save_base(path, BaseLM(params.base.model, world.vocab, world.max_len))
+    return path

@@ -4,27 +4,19 @@ run of one group (one variant, one seed, every target rate), each written to its
 from __future__ import annotations
 
 import math
-from functools import partial
+from pathlib import Path
 
 from zgain.base.frozen import load_frozen
-from zgain.core.cli import SeedOption, VariantOption, run_stage
-from zgain.core.environment import (
-    DeviceOption,
-    ThreadsOption,
-    divide_cpus_by_default,
-    resolve_device,
-    resolve_threads,
-    resolve_workers,
-    setup_torch,
-)
-from zgain.core.io import check_provenance, sweep_temporaries, write_json, write_table
-from zgain.core.runs import ENVIRONMENT_KEY, KL_TARGET_KEY, Group, Run
-from zgain.core.sidebyside import plan, side_by_side
+from zgain.core.cli import run_stage
+from zgain.core.environment import setup_torch
+from zgain.core.group_stage import group_main, group_runner
+from zgain.core.io import check_provenance, write_json, write_table
+from zgain.core.runs import ENVIRONMENT_KEY, KL_TARGET_KEY, Run
 from zgain.cvae.model import load_cvae
 from zgain.evaluate.run_metrics import evaluation_table, revealed_positions, run_metrics
 from zgain.evaluate.schema import EVAL_SCHEMA
 from zgain.evaluate.scoring import evaluate_examples
-from zgain.params import Params, load_params
+from zgain.params import Params
 from zgain.world.packed import frames_of, load_packed
 
 
@@ -84,34 +76,16 @@ def evaluate_runs(
     return out
 
 
-def run(
-    params: Params,
-    variant: str,
-    seed: int,
-    device: str | None = None,
-    threads: int | None = None,
-    rates: list[float] | None = None,
-) -> list[dict[str, float]]:
-    """Evaluate group (variant, seed) at `rates` (default: every listed rate); each run's
-    metrics, in the order of the rates."""
-    params.cvae.variant(variant)  # an unknown variant or seed stops here, by name
-    group = Group(variant, params.cvae.seed(seed))
-    runs = group.runs(params.cvae.rate(r) for r in (rates or params.cvae.rates))
-    for one in runs:
-        sweep_temporaries(one.eval_dir(params.paths.eval_dir))
-    total = resolve_threads(threads, resolve_workers())
-    layout = plan(len(runs), total, resolve_device(device).type)
-    return side_by_side(partial(evaluate_runs, params, device=device), runs, layout)
+def outputs(params: Params, one: Run) -> list[Path]:
+    """What evaluating a run writes: its folder of per-example scores and metrics."""
+    return [one.eval_dir(params.paths.eval_dir)]
 
 
-def main(
-    variant: VariantOption,
-    seed: SeedOption,
-    device: DeviceOption = None,
-    threads: ThreadsOption = None,
-) -> None:
-    divide_cpus_by_default(threads)
-    run(load_params(), variant, seed, device, threads)
+run = group_runner(evaluate_runs, outputs)
+"""Evaluate group (variant, seed) at `rates` (default: every listed rate); each run's
+metrics, in the order of the rates."""
+
+main = group_main(run)
 
 
 if __name__ == "__main__":

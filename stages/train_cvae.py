@@ -7,31 +7,22 @@ lockstep on one accelerator; each run writes its own checkpoint and curves
 
 from __future__ import annotations
 
-from functools import partial
+from pathlib import Path
 
 import torch
 
 from zgain.base.frozen import load_frozen_splits
 from zgain.base.model import load_base
-from zgain.core.cli import SeedOption, VariantOption, run_stage
-from zgain.core.environment import (
-    DeviceOption,
-    ThreadsOption,
-    divide_cpus_by_default,
-    resolve_device,
-    resolve_threads,
-    resolve_workers,
-    setup_torch,
-)
-from zgain.core.io import sweep_temporaries
-from zgain.core.runs import KL_TARGET_KEY, Group, Run
+from zgain.core.cli import run_stage
+from zgain.core.environment import setup_torch
+from zgain.core.group_stage import group_main, group_runner
+from zgain.core.runs import KL_TARGET_KEY, Run
 from zgain.core.sequences import select
-from zgain.core.sidebyside import plan, side_by_side
 from zgain.core.tracking import live_runs
 from zgain.cvae.fit import fit_group
 from zgain.cvae.model import CVAE, save_cvae
 from zgain.cvae.objective import Objective
-from zgain.params import Params, load_params
+from zgain.params import Params
 from zgain.world.packed import frames_of, load_packed
 
 
@@ -89,36 +80,16 @@ def train_runs(
     return lasts
 
 
-def run(
-    params: Params,
-    variant: str,
-    seed: int,
-    device: str | None = None,
-    threads: int | None = None,
-    rates: list[float] | None = None,
-) -> list[dict[str, float]]:
-    """Train group (variant, seed) at `rates` (default: every listed rate); each run's last
-    logged values, in the order of the rates."""
-    params.cvae.variant(variant)  # an unknown variant or seed stops here, by name
-    group = Group(variant, params.cvae.seed(seed))
-    runs = group.runs(params.cvae.rate(r) for r in (rates or params.cvae.rates))
-    for one in runs:
-        sweep_temporaries(
-            one.checkpoint(params.paths.cvae_dir), one.live_dir(params.paths.cvae_live)
-        )
-    total = resolve_threads(threads, resolve_workers())
-    layout = plan(len(runs), total, resolve_device(device).type)
-    return side_by_side(partial(train_runs, params, device=device), runs, layout)
+def outputs(params: Params, one: Run) -> list[Path]:
+    """What training a run writes: its checkpoint and its curves."""
+    return [one.checkpoint(params.paths.cvae_dir), one.live_dir(params.paths.cvae_live)]
 
 
-def main(
-    variant: VariantOption,
-    seed: SeedOption,
-    device: DeviceOption = None,
-    threads: ThreadsOption = None,
-) -> None:
-    divide_cpus_by_default(threads)
-    run(load_params(), variant, seed, device, threads)
+run = group_runner(train_runs, outputs)
+"""Train group (variant, seed) at `rates` (default: every listed rate); each run's last
+logged values, in the order of the rates."""
+
+main = group_main(run)
 
 
 if __name__ == "__main__":

@@ -73,3 +73,28 @@ def make_project(root: Path, params: dict) -> Path:
         shutil.copy(REPO_ROOT / name, root / name)
     commit(root, "tiny project")
     return root
+
+
+def head(repo: Path) -> str:
+    """The commit the repository's HEAD points at."""
+    return sh(repo, "git", "rev-parse", "HEAD").strip()
+
+
+def reset(repo: Path, commit: str) -> None:
+    """The repository back at `commit`: tracked files as committed, untracked ones removed, and
+    every DVC output as that commit's dvc.lock records it (restored from the cache)."""
+    sh(repo, "git", "reset", "-q", "--hard", commit)
+    sh(repo, "git", "clean", "-qfd")
+    sh(repo, "dvc", "checkout", "-q", "--force")
+
+
+def set_param(repo: Path, key: str, value: object) -> None:
+    """Set params key `a.b.c` to `value` in the repository's params.yaml."""
+    params_file = repo / "params.yaml"
+    params = yaml.safe_load(params_file.read_text())
+    *parents, last = key.split(".")
+    node = params
+    for part in parents:
+        node = node[part]
+    node[last] = value
+    params_file.write_text(yaml.safe_dump(params, sort_keys=False))

@@ -474,22 +474,10 @@ def test_load_params_reports_invalid_yaml(tmp_path: Path) -> None:
         load_params(path)
 
 
-def test_data_params_constructed_directly_are_validated() -> None:
+def test_data_params_constructed_directly_are_validated(tiny_data_params: DataParams) -> None:
+    fields = tiny_data_params.model_dump() | {"transforms": ("copy",)}
     with pytest.raises(ValidationError, match=re.escape("needs at least 2 strategies")):
-        DataParams(
-            seed=0,
-            vocab_size=16,
-            length_min=2,
-            length_max=8,
-            transforms=("copy",),
-            shift=1,
-            prior="uniform",
-            prior_temperature=0.5,
-            noise=0.0,
-            n_train=1,
-            n_val=1,
-            n_test=1,
-        )
+        DataParams(**fields)
 
 
 # --- every problem at once, YAML as DVC reads it, one-line errors from a stage ---------------

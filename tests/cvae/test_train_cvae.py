@@ -64,6 +64,11 @@ def _default_variants() -> dict[str, ResolvedVariant]:
 DEFAULT_VARIANTS = _default_variants()
 
 
+def first_run(params: Params) -> tuple[str, float, int]:
+    """(variant, rate, seed) of the first listed run."""
+    return next(iter(params.cvae.variants)), params.cvae.rates[0], params.cvae.seeds[0]
+
+
 def _copy_inputs(params: Params, dest: Path) -> Params:
     """The inputs of train_cvae copied under `dest` (no CVAE runs), with params for the copy."""
     root = Path(os.path.commonpath(list(params.paths.model_dump().values())))
@@ -235,11 +240,7 @@ def test_a_nan_surprisal_stops_training_naming_the_step_and_a_term(tiny_pipeline
 
 def test_stage_writes_the_checkpoint_and_dvclive_metrics(tiny_pipeline, tmp_path):
     params = _copy_inputs(tiny_pipeline, tmp_path / "copy")
-    variant, rate, seed = (
-        next(iter(params.cvae.variants)),
-        params.cvae.rates[0],
-        params.cvae.seeds[0],
-    )
+    variant, rate, seed = first_run(params)
     (last,) = train_cvae.run(params, variant, seed, rates=[rate])
     checkpoint = Run(variant, rate, seed).checkpoint(params.paths.cvae_dir)
     assert checkpoint == Path(params.paths.cvae_dir) / variant / f"seed{seed}" / f"rate{rate!r}.pt"
@@ -273,11 +274,7 @@ def test_stage_writes_the_checkpoint_and_dvclive_metrics(tiny_pipeline, tmp_path
 
 def test_a_failed_stage_leaves_no_checkpoint_and_no_temp_file(tiny_pipeline, tmp_path, monkeypatch):
     params = _copy_inputs(tiny_pipeline, tmp_path / "copy")
-    variant, rate, seed = (
-        next(iter(params.cvae.variants)),
-        params.cvae.rates[0],
-        params.cvae.seeds[0],
-    )
+    variant, rate, seed = first_run(params)
 
     def diverge(*args: object, **kwargs: object) -> dict[str, float]:
         raise NonFiniteLossError("step 3: loss term 'total' is nan; training stopped")
@@ -304,11 +301,7 @@ def test_an_unknown_weight_name_stops_the_objective_naming_the_key(tiny_pipeline
 
 def test_the_run_records_the_device_and_threads_it_used(tiny_pipeline, tmp_path, monkeypatch):
     params = _copy_inputs(tiny_pipeline, tmp_path / "copy")
-    variant, rate, seed = (
-        next(iter(params.cvae.variants)),
-        params.cvae.rates[0],
-        params.cvae.seeds[0],
-    )
+    variant, rate, seed = first_run(params)
     monkeypatch.setenv("ZGAIN_THREADS", "1")
     train_cvae.run(params, variant, seed, device="cpu", rates=[rate])
     metrics = json.loads(

@@ -3,34 +3,54 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 from conftest import tiny_params_raw
-from dvc_project import commit, make_project, ran_stages, run, sh
+from dvc_project import commit, head, make_project, ran_stages, reset, run, set_param, sh
 
 pytestmark = pytest.mark.e2e
 
 
+@dataclass(frozen=True)
+class Built:
+    """The tiny project after its first `dvc repro`, committed."""
+
+    path: Path
+    first_run: set[str]
+    baseline: str
+
+
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_project(tmp_path_factory.mktemp("dag"), tiny_params_raw())
-
-
-def test_repro_builds_everything_then_is_clean(repo: Path) -> None:
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    repo = make_project(tmp_path_factory.mktemp("dag"), tiny_params_raw())
     first = ran_stages(sh(repo, "dvc", "repro"))
+    commit(repo, "baseline run")
+    return Built(repo, first, head(repo))
+
+
+@pytest.fixture
+def repo(built: Built) -> Iterator[Path]:
+    """The reproduced project; each test's edits, commits and runs are undone after it, so the
+    tests hold in any order."""
+    yield built.path
+    reset(built.path, built.baseline)
+
+
+def test_repro_builds_everything_then_is_clean(built: Built, repo: Path) -> None:
     variants = ["token_mean", "token_share_cc"]
     expected = {"check_params", "generate", "train_base", "surprisal", "normalizer", "report"}
     expected |= {
         f"{stage}@{v}-{s}" for stage in ("train_cvae", "evaluate") for v in variants for s in (0, 1)
     }
-    assert first == expected
+    assert built.first_run == expected
     assert json.loads(sh(repo, "dvc", "status", "--json")) == {}
     assert ran_stages(sh(repo, "dvc", "repro")) == set()
     assert (repo / "reports" / "summary.md").is_file()
-    commit(repo, "baseline run")
 
 
 def test_dag_benchmark_times_the_up_to_date_repo(repo: Path) -> None:
@@ -78,23 +98,14 @@ VARIANT_RUNS = {
     ids=["top-level typo", "misplaced key"],
 )
 def test_a_key_no_stage_reads_stops_the_run(repo: Path, where: tuple[str, ...], key: str) -> None:
-    params_file = repo / "params.yaml"
-    original = params_file.read_text()
-    params = yaml.safe_load(original)
-    node = params
-    for part in where:
-        node = node[part]
-    node[key] = {"common": {"beta": 0.5}} if key == "cvea" else 0.5
-    params_file.write_text(yaml.safe_dump(params, sort_keys=False))
-    try:
-        done = run(repo, "dvc", "repro")
-        assert done.returncode != 0
-        path = ".".join((*where, key))
-        assert f"error: {path}: unknown key (known: " in done.stdout + done.stderr
-        assert ran_stages(done.stdout + done.stderr) == {"check_params"}
-    finally:
-        params_file.write_text(original)
+    path = ".".join((*where, key))
+    set_param(repo, path, {"common": {"beta": 0.5}} if key == "cvea" else 0.5)
+    done = run(repo, "dvc", "repro")
+    assert done.returncode != 0
+    assert f"error: {path}: unknown key (known: " in done.stdout + done.stderr
+    assert ran_stages(done.stdout + done.stderr) == {"check_params"}
     # the failed run recorded nothing: with the file restored, everything is up to date
+    sh(repo, "git", "checkout", "--", "params.yaml")
     assert json.loads(sh(repo, "dvc", "status", "--json")) == {}
 
 
@@ -121,7 +132,6 @@ def test_editing_an_evaluation_metric_changes_only_evaluation(repo: Path) -> Non
     edit_function(repo / "src" / "zgain" / "evaluate" / "estimators.py", "spearman")
     changed = changed_stages(repo)
     assert changed == {s for s in VARIANT_RUNS if s.startswith("evaluate@")}
-    sh(repo, "git", "checkout", "--", "src")
 
 
 def test_editing_a_params_error_message_reruns_no_stage(repo: Path) -> None:
@@ -130,7 +140,6 @@ def test_editing_a_params_error_message_reruns_no_stage(repo: Path) -> None:
         messages.read_text().replace("must be an integer", "must be a whole number")
     )
     assert changed_stages(repo) == set()
-    sh(repo, "git", "checkout", "--", "src")
 
 
 def test_report_code_edit_reruns_only_report(repo: Path) -> None:
@@ -193,20 +202,9 @@ def test_adding_a_seed_reruns_no_existing_group(repo: Path) -> None:
 
 
 def changed_stages_after(repo: Path, key: str, value: object) -> set[str]:
-    """The stages `dvc status` lists after setting params key (a.b.c) to value; restored after."""
-    params_file = repo / "params.yaml"
-    original = params_file.read_text()
-    params = yaml.safe_load(original)
-    *parents, last = key.split(".")
-    node = params
-    for part in parents:
-        node = node[part]
-    node[last] = value
-    params_file.write_text(yaml.safe_dump(params, sort_keys=False))
-    try:
-        return changed_stages(repo)
-    finally:
-        params_file.write_text(original)
+    """The stages `dvc status` lists after setting params key (a.b.c) to value."""
+    set_param(repo, key, value)
+    return changed_stages(repo)
 
 
 def test_adding_a_rate_reruns_each_group_once(repo: Path) -> None:

@@ -4,11 +4,12 @@ report sections each keeps, and that the pairs file is a dependency of `generate
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import tiny_params_raw
-from dvc_project import commit, make_project, ran_stages, sh
+from dvc_project import commit, head, make_project, ran_stages, reset, sh
 from pairs_data import pairs_params, write_toy_pairs
 
 pytestmark = pytest.mark.e2e
@@ -27,10 +28,19 @@ def pairs_project(root: Path, *, oracle: bool) -> Path:
 
 
 @pytest.fixture(scope="module")
-def no_oracle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built_no_oracle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     repo = pairs_project(tmp_path_factory.mktemp("pairs-no-oracle"), oracle=False)
     sh(repo, "dvc", "repro", "-q")
-    return repo
+    commit(repo, "reproduced")
+    return repo, head(repo)
+
+
+@pytest.fixture
+def no_oracle(built_no_oracle: tuple[Path, str]) -> Iterator[Path]:
+    """The reproduced project without oracle columns, put back after each test (any order)."""
+    repo, baseline = built_no_oracle
+    yield repo
+    reset(repo, baseline)
 
 
 @pytest.fixture(scope="module")

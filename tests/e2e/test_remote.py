@@ -10,13 +10,14 @@ import os
 import re
 import shutil
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 from conftest import REPO_ROOT, tiny_params_raw
-from dvc_project import make_project, ran_stages, sh
+from dvc_project import head, make_project, ran_stages, reset, sh
 
 from zgain.params import parse_params
 
@@ -86,8 +87,8 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def test_every_block_of_the_section_is_run_here_or_by_another_test() -> None:
     run_here = ("# once, in one clone", "# 1.", "# 2.", "# 3.", "# in the clone that", "# in any")
-    for head, body in BLOCKS.items():
-        assert head.startswith(run_here) or body.startswith(NOT_RUN_HERE), head
+    for heading, body in BLOCKS.items():
+        assert heading.startswith(run_here) or body.startswith(NOT_RUN_HERE), heading
 
 
 def test_the_remote_is_a_directory_beside_the_clones(study: dict) -> None:
@@ -164,7 +165,17 @@ def test_the_assembled_report_equals_a_single_machine_run(
         )
 
 
-def test_an_experiment_travels_through_the_remote(study: dict) -> None:
+@pytest.fixture
+def restored(study: dict) -> Iterator[dict]:
+    """The study, with the assembly clone D put back after the test (an experiment edits its
+    reports, which other tests read); clone B is read by no other test."""
+    baseline = head(study["d"])
+    yield study
+    reset(study["d"], baseline)
+
+
+def test_an_experiment_travels_through_the_remote(restored: dict) -> None:
+    study = restored
     d, b = study["d"], study["b"]
     done = sh(d, "dvc", "exp", "run", "-n", EXP, "-S", "report.confidence=0.9")
     assert ran_stages(done) == {"check_params", "report"}

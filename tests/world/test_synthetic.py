@@ -77,8 +77,8 @@ def enumeration(request) -> Enumeration:
     world = WORLDS[request.param]
     xs = all_sequences(world.vocab_size, world.length_min, world.length_max)
     ys = all_sequences(world.vocab_size, 0, world.max_y_len)
-    x, x_len = pad_rows(xs, world.length_max, world.pad)
-    y, y_len = pad_rows(ys, world.max_y_len, world.pad)
+    x, x_len = pad_rows(xs, world.length_max, world.vocab.pad)
+    y, y_len = pad_rows(ys, world.max_y_len, world.vocab.pad)
     n_x, n_y = len(xs), len(ys)
     rows_x, rows_y = np.repeat(np.arange(n_x), n_y), np.tile(np.arange(n_y), n_x)
     out = oracle(world, x[rows_x], x_len[rows_x], y[rows_y], y_len[rows_y])
@@ -213,8 +213,8 @@ def test_mask_covers_the_y_tokens_and_eos(enumeration: Enumeration) -> None:
 def test_one_likelihood_by_hand() -> None:
     """p(y | x, s) for x = (2, 0, 1), s = reverse, y = (1, 1, 2): one noisy token of three."""
     world = make_world(("copy", "reverse", "drop_first", "double"), "uniform", 0.2)
-    x, x_len = pad_rows([(2, 0, 1)], world.length_max, world.pad)
-    y, y_len = pad_rows([(1, 1, 2)], world.max_y_len, world.pad)
+    x, x_len = pad_rows([(2, 0, 1)], world.length_max, world.vocab.pad)
+    y, y_len = pad_rows([(1, 1, 2)], world.max_y_len, world.vocab.pad)
     out = oracle(world, x, x_len, y, y_len)
     eps, v = 0.2, 3
     kept, replaced = (1 - eps) + eps / v, eps / v
@@ -235,7 +235,7 @@ def test_one_likelihood_by_hand() -> None:
 
 def test_uniform_prior_is_log_one_over_k() -> None:
     world = make_world(("copy", "reverse", "shift"), "uniform", 0.1)
-    x, x_len = pad_rows([(0, 1), (2, 2, 1)], world.length_max, world.pad)
+    x, x_len = pad_rows([(0, 1), (2, 2, 1)], world.length_max, world.vocab.pad)
     np.testing.assert_allclose(world.log_prior(x, x_len), np.full((2, 3), -math.log(3)))
 
 
@@ -248,7 +248,7 @@ def test_x_dependent_prior_is_a_softmax_of_the_first_token() -> None:
         vocab_size=v,
         prior_temperature=temperature,
     )
-    x, x_len = pad_rows([(0, 4), (1, 0, 0), (3,)], world.length_max, world.pad)
+    x, x_len = pad_rows([(0, 4), (1, 0, 0), (3,)], world.length_max, world.vocab.pad)
     log_prior = world.log_prior(x, x_len)
     for i, x0 in enumerate([0, 1, 3]):
         scores = [math.cos(2 * math.pi * s * x0 / v) / temperature for s in (1, 2, 3)]
@@ -272,9 +272,9 @@ HAND_TRANSFORMS = {
 @pytest.mark.parametrize("name", list(HAND_TRANSFORMS))
 def test_transform_on_a_hand_example(name: str) -> None:
     world = World(5, 1, 4, tuple(HAND_TRANSFORMS), 2, "uniform", 0.5, 0.0)
-    x, x_len = pad_rows(HAND_X, world.length_max, world.pad)
+    x, x_len = pad_rows(HAND_X, world.length_max, world.vocab.pad)
     y, y_len = world.apply(name, x, x_len)
-    expected, expected_len = pad_rows(HAND_TRANSFORMS[name], world.max_y_len, world.pad)
+    expected, expected_len = pad_rows(HAND_TRANSFORMS[name], world.max_y_len, world.vocab.pad)
     assert world.max_y_len == 8
     np.testing.assert_array_equal(y_len, expected_len)
     np.testing.assert_array_equal(y, expected)
@@ -289,7 +289,7 @@ def test_noise_free_info_is_the_surprise_of_the_strategy(prior: str) -> None:
     world = make_world(("copy", "reverse", "shift", "drop_first"), prior, 0.0, vocab_size=4)
     x0 = (1, 0, 2)  # copy, reverse, shift, drop_first give four different y
     k = world.n_strategies
-    x, x_len = pad_rows([x0] * k, world.length_max, world.pad)
+    x, x_len = pad_rows([x0] * k, world.length_max, world.vocab.pad)
     ys = [world.apply(name, x[:1], x_len[:1]) for name in world.transforms]
     y = np.concatenate([o[0] for o in ys])
     y_len = np.concatenate([o[1] for o in ys])
@@ -308,8 +308,8 @@ def test_noise_free_info_is_the_surprise_of_the_strategy(prior: str) -> None:
 def test_noise_free_posterior_splits_between_transforms_that_agree() -> None:
     """x = (1, 1): copy and reverse both give (1, 1); the posterior is their renormalized prior."""
     world = make_world(("copy", "reverse", "shift", "drop_first"), "x_dependent", 0.0)
-    x, x_len = pad_rows([(1, 1)], world.length_max, world.pad)
-    y, y_len = pad_rows([(1, 1)], world.max_y_len, world.pad)
+    x, x_len = pad_rows([(1, 1)], world.length_max, world.vocab.pad)
+    y, y_len = pad_rows([(1, 1)], world.max_y_len, world.vocab.pad)
     out = oracle(world, x, x_len, y, y_len)
     prior = np.exp(out.log_prior[0])
     expected = np.array([prior[0], prior[1], 0.0, 0.0]) / (prior[0] + prior[1])
@@ -346,7 +346,7 @@ def test_sampled_y_is_the_noisy_transform(mc_sample) -> None:
     clean_len = np.stack([o[1] for o in outputs], axis=1)[rows, s]
     np.testing.assert_array_equal(mc_sample.y_len, clean_len)
     valid = np.arange(MC_WORLD.max_y_len)[None, :] < clean_len[:, None]
-    assert (mc_sample.y[~valid] == MC_WORLD.pad).all()
+    assert (mc_sample.y[~valid] == MC_WORLD.vocab.pad).all()
     assert ((mc_sample.y[valid] >= 0) & (mc_sample.y[valid] < MC_WORLD.vocab_size)).all()
     mismatch = (mc_sample.y != clean)[valid]
     rate = MC_WORLD.noise * (1 - 1 / MC_WORLD.vocab_size)
@@ -361,7 +361,7 @@ def test_sampled_x_is_uniform(mc_sample) -> None:
     assert counts.sum() == MC_N
     assert (np.abs(counts - MC_N * p) < N_SE * math.sqrt(MC_N * p * (1 - p))).all(), counts
     valid = np.arange(MC_WORLD.length_max)[None, :] < mc_sample.x_len[:, None]
-    assert (mc_sample.x[~valid] == MC_WORLD.pad).all()
+    assert (mc_sample.x[~valid] == MC_WORLD.vocab.pad).all()
     tokens = np.bincount(mc_sample.x[valid], minlength=MC_WORLD.vocab_size)
     assert len(tokens) == MC_WORLD.vocab_size
     q = 1 / MC_WORLD.vocab_size

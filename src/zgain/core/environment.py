@@ -77,13 +77,19 @@ def resolve_workers(value: str | None = None) -> int:
     raw = value if value is not None else os.environ.get(WORKERS_ENV)
     if raw is None or raw == "":
         return 1
+    return positive_int("workers", raw)
+
+
+def positive_int(name: str, raw: int | str) -> int:
+    """raw (an option's or environment variable's value) as an integer >= 1, else a ParamsError
+    naming `name`."""
     try:
-        workers = int(raw)
+        value = int(raw)
     except ValueError:
-        raise ParamsError(f"workers: must be a positive integer, got {raw!r}") from None
-    if workers < 1:
-        raise ParamsError(f"workers: must be a positive integer, got {raw!r}")
-    return workers
+        raise ParamsError(f"{name}: must be a positive integer, got {raw!r}") from None
+    if value < 1:
+        raise ParamsError(f"{name}: must be a positive integer, got {raw!r}")
+    return value
 
 
 def worker_dir() -> Path:
@@ -92,6 +98,18 @@ def worker_dir() -> Path:
     if configured:
         return Path(configured)
     return Path(tempfile.gettempdir()) / f"zgain-workers-{os.getuid()}"
+
+
+def try_lock(path: Path) -> IO[str] | None:
+    """An exclusive flock on `path` (created if missing), held while the handle stays open; None
+    when another process holds it."""
+    handle = path.open("a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    return handle
 
 
 _CLAIMED: dict[tuple[Path, int], tuple[int, IO[str]]] = {}
@@ -112,11 +130,8 @@ def claim_worker(workers: int, directory: Path | None = None) -> int | None:
         return held[0]
     directory.mkdir(parents=True, exist_ok=True)
     for slot in range(workers):
-        handle = (directory / f"worker{slot}.lock").open("a")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
+        handle = try_lock(directory / f"worker{slot}.lock")
+        if handle is None:
             continue
         _CLAIMED[(directory, workers)] = (slot, handle)
         return slot
@@ -146,13 +161,9 @@ def claim_cpus(cpus: int, directory: Path | None = None, *, wait: bool = True) -
     told = False
     while True:
         for k in range(cpus):
-            handle = (directory / f"cpu{k}.lock").open("a")
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                continue
-            _CPU_CLAIM.append(handle)
+            handle = try_lock(directory / f"cpu{k}.lock")
+            if handle is not None:
+                _CPU_CLAIM.append(handle)
         if _CPU_CLAIM or not wait:
             return len(_CPU_CLAIM)
         if not told:
@@ -211,13 +222,7 @@ def resolve_threads(value: int | str | None, workers: int = 1) -> int:
     raw = value if value is not None else os.environ.get(THREADS_ENV)
     if raw is None or raw == "":
         return max(1, available_cpus() // workers)
-    try:
-        threads = int(raw)
-    except ValueError:
-        raise ParamsError(f"threads: must be a positive integer, got {raw!r}") from None
-    if threads < 1:
-        raise ParamsError(f"threads: must be a positive integer, got {raw!r}")
-    return threads
+    return positive_int("threads", raw)
 
 
 def autocast_context(device: torch.device) -> contextlib.AbstractContextManager[Any]:

@@ -32,14 +32,6 @@ class Frames:
         return Vocab(self.n_content)
 
     @property
-    def pad(self) -> int:
-        return self.vocab.pad
-
-    @property
-    def eos(self) -> int:
-        return self.vocab.eos
-
-    @property
     def n_targets(self) -> int:
         """T: the supervised frame, the y tokens then EOS."""
         return self.max_y_len + 1

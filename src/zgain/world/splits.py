@@ -92,8 +92,8 @@ class Split(NamedTuple):
 def load_split(path: str | Path, frames: Frames) -> Split:
     """Read `{split}.parquet` into padded arrays whose widths are the frames."""
     table = read_table(path, SYNTHETIC_SCHEMA)
-    x, x_len = padded(table["x"], frames.pad, frames.max_x_len)
-    y, y_len = padded(table["y"], frames.pad, frames.max_y_len)
+    x, x_len = padded(table["x"], frames.vocab.pad, frames.max_x_len)
+    y, y_len = padded(table["y"], frames.vocab.pad, frames.max_y_len)
     t = frames.n_targets
     surprisal, _ = padded(table["oracle_surprisal"], 0.0, t)
     token_info, _ = padded(table["oracle_token_info"], 0.0, t)

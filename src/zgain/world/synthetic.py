@@ -55,14 +55,6 @@ class World:
         return self.frames.vocab
 
     @property
-    def pad(self) -> int:
-        return self.frames.pad
-
-    @property
-    def eos(self) -> int:
-        return self.frames.eos
-
-    @property
     def max_x_len(self) -> int:
         """X: x is left-padded to this frame."""
         return self.length_max
@@ -105,7 +97,7 @@ class World:
         y = np.take_along_axis(x, np.broadcast_to(src, valid.shape), axis=1)
         if shifted:
             y = (y + self.shift) % self.vocab_size
-        return np.where(valid, y, self.pad), y_len
+        return np.where(valid, y, self.vocab.pad), y_len
 
 
 class Oracle(NamedTuple):
@@ -136,9 +128,9 @@ def _token_log_prob(world: World, name: str, x, x_len, targets, y_len) -> np.nda
     """log p(y_t | x, s, t) for one strategy, (N, T); 0 past the observed EOS."""
     f, f_len = world.apply(name, x, x_len)
     n, width = targets.shape
-    f = np.concatenate([f, np.full((n, 1), world.pad)], axis=1)[:, :width]
+    f = np.concatenate([f, np.full((n, 1), world.vocab.pad)], axis=1)[:, :width]
     if f.shape[1] < width:
-        f = np.concatenate([f, np.full((n, width - f.shape[1]), world.pad)], axis=1)
+        f = np.concatenate([f, np.full((n, width - f.shape[1]), world.vocab.pad)], axis=1)
     t = np.arange(width)[None, :]
     v = world.vocab_size
     content = (1.0 - world.noise) * (targets == f) + world.noise / v
@@ -154,7 +146,7 @@ def _token_log_prob(world: World, name: str, x, x_len, targets, y_len) -> np.nda
 
 def oracle(world: World, x: IntArray, x_len: IntArray, y: IntArray, y_len: IntArray) -> Oracle:
     """Exact p(y|x), p(s|x,y), I* and the forward-filtered b*_t for each example."""
-    targets = targets_frame(y, y_len, world.eos, world.pad)
+    targets = targets_frame(y, y_len, world.vocab.eos, world.vocab.pad)
     mask = np.arange(targets.shape[1])[None, :] <= y_len[:, None]
     log_prior = world.log_prior(x, x_len)  # (N, K)
     logp = np.stack(
@@ -208,7 +200,7 @@ def sample(world: World, n: int, rng: np.random.Generator) -> Sample:
     """Draw n examples: x, s ~ p(s|x), y = noisy f_s(x); then the exact oracle of each."""
     x_len = rng.integers(world.length_min, world.length_max + 1, size=n)
     x = rng.integers(0, world.vocab_size, size=(n, world.length_max))
-    x = np.where(np.arange(world.length_max)[None, :] < x_len[:, None], x, world.pad)
+    x = np.where(np.arange(world.length_max)[None, :] < x_len[:, None], x, world.vocab.pad)
     prior = np.exp(world.log_prior(x, x_len))
     u = rng.random(n)[:, None]
     strategy = np.minimum((np.cumsum(prior, axis=1) < u).sum(axis=1), world.n_strategies - 1)
