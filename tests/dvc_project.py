@@ -81,10 +81,10 @@ def head(repo: Path) -> str:
 
 
 def reset(repo: Path, commit: str) -> None:
-    """The repository back at `commit`: tracked files as committed, untracked ones removed, and
-    every DVC output as that commit's dvc.lock records it (restored from the cache)."""
+    """The repository back at `commit`: tracked files as committed, and every DVC output as that
+    commit's dvc.lock records it, restored from the cache (which must hold them all: a clone
+    that ran its stages)."""
     sh(repo, "git", "reset", "-q", "--hard", commit)
-    sh(repo, "git", "clean", "-qfd")
     sh(repo, "dvc", "checkout", "-q", "--force")
 
 
