@@ -257,10 +257,3 @@ def unified(batch: TermBatch) -> Tensor:
 def unknown_weights(weights: dict[str, float]) -> list[str]:
     """The names in `weights` that are not registered terms."""
     return [name for name in weights if name not in TERMS]
-
-
-def markdown_table() -> str:
-    """The term table of the docs: one row per registered term, name and formula."""
-    rows = ["| weight key | term |", "|---|---|"]
-    rows += [f"| `{name}` | {formula(name)} |" for name in TERMS]
-    return "\n".join(rows)

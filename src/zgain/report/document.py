@@ -55,6 +55,7 @@ from zgain.report.frontier import (
 from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
 from zgain.report.headline import capture_view, metrics_summary
 from zgain.report.loading import EvalResults
+from zgain.report.markdown import markdown_table
 from zgain.report.sections import (
     ADJUSTMENT_NOTE,
     FIGURES_DIR,
@@ -66,7 +67,6 @@ from zgain.report.sections import (
     column_header,
     figure_section,
     header,
-    markdown_table,
     paired_section,
     rate_check_section,
     twin_section,

@@ -18,7 +18,8 @@ from zgain.report.adjust import ADJUSTED_METRICS
 from zgain.report.commentary import fmt, fmt_stats
 from zgain.report.coverage import Coverage
 from zgain.report.loading import EvalResults
-from zgain.report.sections import caption, markdown_table
+from zgain.report.markdown import markdown_table
+from zgain.report.sections import caption
 from zgain.report.tables import ORACLE, information_by_position
 from zgain.report.verdicts import (
     ALPHA,

@@ -17,6 +17,7 @@ from zgain.report.commentary import fmt, fmt_stats, paired_sentence
 from zgain.report.coverage import Coverage
 from zgain.report.frontier import RATE_TOLERANCE, TWIN_METRICS, off_target
 from zgain.report.loading import EvalResults
+from zgain.report.markdown import markdown_table
 from zgain.report.statistics import method_label
 from zgain.report.tables import PAIRED_MEASURES, SEEDS, TableSpec
 
@@ -36,15 +37,6 @@ NO_ADJUSTMENT_NOTE = (
 )
 
 NOT_APPLICABLE = "—"  # a column a reference row does not have
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A GitHub-flavoured Markdown table; a `|` inside a cell is escaped."""
-
-    def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return "\n".join([line(header), "|" + "---|" * len(header), *map(line, rows)])
 
 
 def plural(n: int, word: str) -> str:

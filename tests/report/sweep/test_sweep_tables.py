@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from zgain.cli.app import app
-from zgain.report.sweep.tables import SweepError, build_sweep, family_points, markdown, named_points
+from zgain.report.sweep.tables import SweepError, build_sweep, family_points, named_points
 
 
 def exp_row(name: str, alpha: float | None, gamma: float, capture: float) -> dict:
@@ -84,13 +83,6 @@ def test_family_points_and_named_positions() -> None:
         ["token_sum", "sum", 0.0, 0.0, "token-sum"]
     ]
     assert named["capture"].item() == pytest.approx(0.55)
-
-
-def test_markdown_rounds_and_marks_undefined() -> None:
-    import pandas as pd
-
-    text = markdown(pd.DataFrame({"v": ["a"], "x": [1.23456], "y": [math.nan]}))
-    assert text.splitlines() == ["| v | x | y |", "|---|---|---|", "| a | 1.235 | n/a |"]
 
 
 def test_help_says_what_each_command_does() -> None:

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from zgain.report.markdown import frame_table
 from zgain.report.statistics import t_interval
 from zgain.report.sweep.tables import (
     SWEEP_METRICS,
     SweepError,
     is_experiment,
-    markdown,
     param_columns,
 )
 
@@ -171,11 +171,11 @@ def comparison_markdown(comparison: Comparison) -> str:
         "delta = experiment − baseline of each variant both hold, paired by seed, with its 95% "
         "t-interval over the seeds (docs/usage.md#sweeps).",
         "Params that differ from the baseline (keys only one side has included):",
-        markdown(params) if not params.empty else "none",
+        frame_table(params) if not params.empty else "none",
         "Variants added or removed:",
-        markdown(comparison.variants),
+        frame_table(comparison.variants),
         "Variants equal to the baseline in every metric: " + ("; ".join(identical) or "none"),
         "Deltas:",
-        markdown(deltas) if not deltas.empty else "none",
+        frame_table(deltas) if not deltas.empty else "none",
     ]
     return "\n\n".join(sections) + "\n"

@@ -169,17 +169,3 @@ def named_points(rows: Sequence[Mapping]) -> pd.DataFrame:
     frame = pd.DataFrame(records)
     keys = ["variant", "term", "alpha", "gamma", "note"]
     return frame.groupby(keys, sort=False)[list(FAMILY_METRICS)].mean().reset_index()[columns]
-
-
-def markdown(frame: pd.DataFrame, digits: int = 3) -> str:
-    """A Markdown table of `frame`, numbers to `digits` places."""
-
-    def text(value: object) -> str:
-        if isinstance(value, float):
-            return "n/a" if math.isnan(value) else f"{value:.{digits}f}"
-        return str(value)
-
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "---|" * len(frame.columns)
-    body = ["| " + " | ".join(text(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join([header, rule, *body])
