@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from zgain.cli.app import app
-from zgain.report.sweep.tables import SweepError, build_sweep, family_points, named_points
+from zgain.report.sweep.tables import (
+    SweepError,
+    build_sweep,
+    family_place,
+    family_points,
+    named_points,
+)
 
 
 def exp_row(name: str, alpha: float | None, gamma: float, capture: float) -> dict:
@@ -71,18 +78,40 @@ def test_no_experiment_is_an_error() -> None:
         build_sweep([BASELINE, failed])
 
 
-def test_family_points_and_named_positions() -> None:
-    points = family_points(ROWS)
-    assert points[["alpha", "gamma", "capture"]].values.tolist() == [
-        [-1.0, 0.0, 0.6],
-        [1.0, 0.0, 0.7],
-        [1.0, 1.0, 0.8],
+def runs_of(rev: str) -> pd.DataFrame:
+    """A fake runs table for experiment `rev`: two seeds at two rates, the family's capture
+    its metrics value plus 0.1 per rate step and ± 0.02 across seeds (mean: the value)."""
+    row = next(r for r in ROWS if r["rev"] == rev)
+    records = []
+    for variant in ("token_sum", "family", "mean_tok"):
+        base = row.get(f"variants.{variant}.capture", 0.3)
+        for step, rate in enumerate((0.5, 1.0)):
+            for seed, spread in ((0, -0.02), (1, 0.02)):
+                capture = base + 0.1 * (step - 1) + spread
+                records.append((variant, rate, seed, capture, -0.01 * step))
+    return pd.DataFrame(records, columns=["variant", "rate", "seed", "capture", "marginal_gain"])
+
+
+def test_family_points_per_rate_and_named_positions() -> None:
+    points = family_points(ROWS, runs_of)
+    headline = points[points["rate"] == 1.0]
+    assert headline[["alpha", "gamma"]].values.tolist() == [[-1.0, 0.0], [1.0, 0.0], [1.0, 1.0]]
+    assert headline["capture"].tolist() == pytest.approx([0.6, 0.7, 0.8])
+    lower = points[points["rate"] == 0.5]
+    assert lower["capture"].tolist() == pytest.approx([0.5, 0.6, 0.7])
+    named = named_points(ROWS, runs_of)
+    assert named[["variant", "term", "alpha", "gamma", "note", "rate"]].values.tolist() == [
+        ["token_sum", "sum", 0.0, 0.0, "token-sum", 0.5],
+        ["token_sum", "sum", 0.0, 0.0, "token-sum", 1.0],
     ]
-    named = named_points(ROWS)
-    assert named[["variant", "term", "alpha", "gamma", "note"]].values.tolist() == [
-        ["token_sum", "sum", 0.0, 0.0, "token-sum"]
-    ]
-    assert named["capture"].item() == pytest.approx(0.55)
+    assert named["capture"].tolist() == pytest.approx([0.45, 0.55])
+
+
+def test_an_additive_variant_sits_at_its_added_term() -> None:
+    assert family_place({"mean": 1.0, "tok": 0.5}) == ("tok", "additive: mean + 0.5·tok")
+    assert family_place({"sum": 1.0}) == ("sum", "token-sum")
+    assert family_place({"mean": 1.0, "ex": 1.0, "tok": 1.0}) is None
+    assert family_place({"unified": 1.0}) is None
 
 
 def test_help_says_what_each_command_does() -> None:
@@ -97,6 +126,12 @@ def test_sweep_report_writes_tables_and_figures(tmp_path: Path, monkeypatch) -> 
     import dvc.api
 
     monkeypatch.setattr(dvc.api, "exp_show", lambda repo=".": ROWS)
+
+    def read(path: str, repo: str, rev: str) -> str:
+        assert path == "reports/tables/runs.csv", path
+        return runs_of(rev).to_csv(index=False)
+
+    monkeypatch.setattr(dvc.api, "read", read)
     out = tmp_path / "sweep"
     result = CliRunner().invoke(app, ["sweep-report", "--out", str(out)])
     assert result.exit_code == 0, result.output
@@ -111,6 +146,9 @@ def test_sweep_report_writes_tables_and_figures(tmp_path: Path, monkeypatch) -> 
     }
     row = "| c | 1.000 | 1.000 | family | 1.000 | 0.720 | 0.800 |"
     assert row in (out / "table.md").read_text()
+    family = (out / "family.md").read_text()
+    assert family.index("## C = 0.5\n") < family.index("## C = 1 (the headline rate)\n")
+    assert "| family | 1.000 | 1.000 | 0.800 | -0.010 |" in family.split("## C = 1 ")[1]
     monkeypatch.setattr(dvc.api, "exp_show", lambda repo=".": [BASELINE])
     empty = CliRunner().invoke(app, ["sweep-report", "--out", str(tmp_path / "none")])
     assert empty.exit_code == 2 and "no finished experiment" in empty.output

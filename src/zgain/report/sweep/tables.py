@@ -121,51 +121,79 @@ def build_sweep(rows: Sequence[Mapping]) -> Sweep:
     return Sweep(tuple(changed), pd.DataFrame(records), oracle_info)
 
 
+def variant_weights(row: Mapping, variant: str) -> dict[str, float]:
+    """The weights of `variant` in this experiment's params."""
+    prefix = f"cvae.variants.{variant}.weights."
+    return {k[len(prefix) :]: number(v) for k, v in row.items() if k.startswith(prefix)}
+
+
 def family_variant(row: Mapping, variant: str) -> bool:
     """True when `variant` weights only the unified term in this experiment's params."""
-    prefix = f"cvae.variants.{variant}.weights."
-    weights = {k[len(prefix) :]: number(v) for k, v in row.items() if k.startswith(prefix)}
-    return terms_used(weights) == {"unified"}
+    return terms_used(variant_weights(row, variant)) == {"unified"}
 
 
-def family_points(rows: Sequence[Mapping]) -> pd.DataFrame:
-    """One row per (experiment, unified-only variant): alpha, gamma and FAMILY_METRICS."""
+RunsOf = Callable[[str], pd.DataFrame]
+"""rev -> that experiment's reports/tables/runs.csv (one row per run: variant, rate, seed, …)."""
+
+
+def rate_means(runs: pd.DataFrame, variant: str) -> pd.DataFrame:
+    """FAMILY_METRICS of `variant`'s runs, the mean over seeds at each rate (index: rate)."""
+    rows = runs[runs["variant"] == variant]
+    return rows.groupby("rate", sort=True)[list(FAMILY_METRICS)].mean()
+
+
+def family_points(rows: Sequence[Mapping], runs_of: RunsOf) -> pd.DataFrame:
+    """One row per (experiment, unified-only variant, rate): alpha, gamma and FAMILY_METRICS
+    (seed means at that rate, from the experiment's runs table)."""
     records = []
     for row in (r for r in rows if is_experiment(r)):
+        runs = runs_of(row["rev"])
         for variant in variant_names(row):
             if not family_variant(row, variant):
                 continue
             settings = f"cvae.variants.{variant}.unified."
             alpha, gamma = (number(row.get(settings + k, 0.0)) for k in ("alpha", "gamma"))
-            record = {"experiment": row.get("Experiment"), "variant": variant}
-            record |= {"alpha": alpha, "gamma": gamma}
-            record |= {m: number(row.get(f"variants.{variant}.{m}")) for m in FAMILY_METRICS}
-            records.append(record)
-    return pd.DataFrame(
-        records, columns=["experiment", "variant", "alpha", "gamma", *FAMILY_METRICS]
-    )
+            for rate, values in rate_means(runs, variant).iterrows():
+                record = {"experiment": row.get("Experiment"), "variant": variant, "rate": rate}
+                record |= {"alpha": alpha, "gamma": gamma, **values.to_dict()}
+                records.append(record)
+    columns = ["experiment", "variant", "rate", "alpha", "gamma", *FAMILY_METRICS]
+    return pd.DataFrame(records, columns=columns)
 
 
-def named_points(rows: Sequence[Mapping]) -> pd.DataFrame:
-    """The named variants (one weighted term with a `POSITIONS` entry) with their (α, γ) and their
-    FAMILY_METRICS averaged over the experiments that hold them."""
+def family_place(weights: Mapping[str, float]) -> tuple[str, str] | None:
+    """Where a variant sits on the family map: (term, note) for one weighted term with a
+    `POSITIONS` entry (a replacement variant), or for `mean` plus one such term (an additive
+    variant R_mean + λ·R_x, placed at x with the note "+ mean"); None otherwise."""
+    used = terms_used(dict(weights))
+    if len(used) == 1 and used <= POSITIONS.keys():
+        (name,) = used
+        return name, POSITIONS[name].note
+    extra = used - {"mean"}
+    if "mean" in used and len(extra) == 1 and extra <= POSITIONS.keys():
+        (name,) = extra
+        note = f"additive: mean + {weights[name]:g}·{name}"
+        return name, "; ".join(filter(None, (POSITIONS[name].note, note)))
+    return None
+
+
+def named_points(rows: Sequence[Mapping], runs_of: RunsOf) -> pd.DataFrame:
+    """The named variants placed on the family map (`family_place`) with their (α, γ) and their
+    FAMILY_METRICS at each rate (seed means), averaged over the experiments that hold them."""
     records = []
     for row in (r for r in rows if is_experiment(r)):
+        runs = runs_of(row["rev"])
         for variant in variant_names(row):
-            prefix = f"cvae.variants.{variant}.weights."
-            weights = {k[len(prefix) :]: number(v) for k, v in row.items() if k.startswith(prefix)}
-            used = terms_used(weights)
-            if len(used) != 1 or not used <= POSITIONS.keys():
+            place = family_place(variant_weights(row, variant))
+            if place is None:
                 continue
-            (name,) = used
+            name, note = place
             at = POSITIONS[name]
-            record = {"variant": variant, "term": name, "alpha": at.alpha, "gamma": at.gamma}
-            record |= {"note": at.note}
-            record |= {m: number(row.get(f"variants.{variant}.{m}")) for m in FAMILY_METRICS}
-            records.append(record)
-    columns = ["variant", "term", "alpha", "gamma", "note", *FAMILY_METRICS]
+            for rate, values in rate_means(runs, variant).iterrows():
+                record = {"variant": variant, "term": name, "alpha": at.alpha, "gamma": at.gamma}
+                records.append(record | {"note": note, "rate": rate, **values.to_dict()})
+    keys = ["variant", "term", "alpha", "gamma", "note", "rate"]
     if not records:
-        return pd.DataFrame(columns=columns)
+        return pd.DataFrame(columns=[*keys, *FAMILY_METRICS])
     frame = pd.DataFrame(records)
-    keys = ["variant", "term", "alpha", "gamma", "note"]
-    return frame.groupby(keys, sort=False)[list(FAMILY_METRICS)].mean().reset_index()[columns]
+    return frame.groupby(keys, sort=False)[list(FAMILY_METRICS)].mean().reset_index()
