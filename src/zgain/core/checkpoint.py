@@ -6,6 +6,7 @@ Building the model back from "config" belongs to the model's own package (`zgain
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,20 @@ def write_checkpoint(
         torch.save(payload, handle)
 
 
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def load_failure(err: Exception) -> str:
+    """Why torch.load failed, in one line: a weights-only refusal names the object it refused
+    (its message is a paragraph of advice around that one line)."""
+    lines = [line.strip() for line in ANSI_ESCAPE.sub("", str(err)).splitlines() if line.strip()]
+    refused = [line for line in lines if "Unpickler error:" in line]
+    if refused:
+        detail = refused[0].split("error:", 1)[1].strip().split(". ", 1)[0]
+        return f"an object that is not plain data: {detail}"
+    return lines[0] if lines else type(err).__name__
+
+
 def read_checkpoint(path: str | Path, kind: str) -> dict[str, Any]:
     """The checkpoint dict at `path`, on CPU; DataError naming the path if it is not a `kind`."""
     path = Path(path)
@@ -48,7 +63,7 @@ def read_checkpoint(path: str | Path, kind: str) -> dict[str, Any]:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises several types for a corrupt file
-        raise DataError(f"{path}: not a readable checkpoint ({err})") from err
+        raise DataError(f"{path}: not a readable checkpoint ({load_failure(err)})") from err
     found = payload.get("kind") if isinstance(payload, dict) else None
     if found != kind:
         raise DataError(f"{path}: checkpoint kind is {found!r}, expected {kind!r}")
