@@ -81,9 +81,12 @@ def outputs(params: Params, one: Run) -> list[Path]:
     return [one.eval_dir(params.paths.eval_dir)]
 
 
-run = group_runner(evaluate_runs, outputs)
-"""Evaluate group (variant, seed) at `rates` (default: every listed rate); each run's
-metrics, in the order of the rates."""
+run = group_runner(
+    evaluate_runs,
+    outputs,
+    """Evaluate group (variant, seed) at `rates` (default: every listed rate); each run's
+metrics, in the order of the rates.""",
+)
 
 main = group_main(run)
 

@@ -85,9 +85,12 @@ def outputs(params: Params, one: Run) -> list[Path]:
     return [one.checkpoint(params.paths.cvae_dir), one.live_dir(params.paths.cvae_live)]
 
 
-run = group_runner(train_runs, outputs)
-"""Train group (variant, seed) at `rates` (default: every listed rate); each run's last
-logged values, in the order of the rates."""
+run = group_runner(
+    train_runs,
+    outputs,
+    """Train group (variant, seed) at `rates` (default: every listed rate); each run's last
+logged values, in the order of the rates.""",
+)
 
 main = group_main(run)
 

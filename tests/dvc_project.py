@@ -81,10 +81,12 @@ def head(repo: Path) -> str:
 
 
 def reset(repo: Path, commit: str) -> None:
-    """The repository back at `commit`: tracked files as committed, and every DVC output as that
-    commit's dvc.lock records it, restored from the cache (which must hold them all: a clone
-    that ran its stages)."""
+    """The repository back at `commit`: tracked files as committed, files a test added removed
+    (a report's new tables), and every cached DVC output as that commit's dvc.lock records it.
+    For a repository that ran its stages and committed DVC's .gitignore entries: `git clean`
+    then spares the ignored outputs, and the cache holds every one of them."""
     sh(repo, "git", "reset", "-q", "--hard", commit)
+    sh(repo, "git", "clean", "-qfd")
     sh(repo, "dvc", "checkout", "-q", "--force")
 
 

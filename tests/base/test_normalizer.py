@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
 from zgain.base.normalizer import compute_normalizer, mean_surprisal
+from zgain.base.surprisal import example_stats
 from zgain.base.tables import SurprisalTables, read_surprisal_tables
 from zgain.core.errors import DataError
 
@@ -88,5 +90,9 @@ def test_train_mean_is_a_mean_of_ratios_not_a_ratio_of_sums(tiny_pipeline):
 
 
 def test_the_normalizer_weighs_examples_not_tokens() -> None:
-    # b = 1 over 1 token and b = 3 over 3 tokens: E[b] = 2, the pooled token mean would be 2.5.
-    assert mean_surprisal(pa.array([1.0, 3.0])) == 2.0
+    # b_t = 1 over 1 token and 3, 3, 3 over 3 tokens: E[b] = (1 + 3) / 2 = 2, where the mean over
+    # pooled tokens would be 10 / 4 = 2.5.
+    surprisal = np.array([[1.0, 0.0, 0.0], [3.0, 3.0, 3.0]])
+    mask = np.array([[True, False, False], [True, True, True]])
+    stats = example_stats(surprisal, mask)
+    assert mean_surprisal(pa.array(stats["surprisal_mean"])) == 2.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,24 @@ def test_a_torch_file_without_a_kind_is_refused(tmp_path: Path, payload: object)
     with pytest.raises(DataError) as err:
         read_checkpoint(path, "base")
     assert str(err.value) == f"{path}: checkpoint kind is None, expected 'base'"
+
+
+def test_a_damaged_pickle_is_named_as_damage_not_as_a_refused_object(tmp_path: Path) -> None:
+    path = tmp_path / "damaged.pt"
+    write_checkpoint(path, "base", CONFIG, tiny_model())
+    with zipfile.ZipFile(path) as archive:
+        entries = {info.filename: archive.read(info) for info in archive.infolist()}
+    pickle_name = next(name for name in entries if name.endswith("data.pkl"))
+    # an opcode no unpickler knows, in the middle of the pickle stream
+    data = bytearray(entries[pickle_name])
+    data[len(data) // 2] = 0xFF
+    entries[pickle_name] = bytes(data)
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, content in entries.items():
+            archive.writestr(name, content)
+    with pytest.raises(DataError) as err:
+        read_checkpoint(path, "base")
+    message = str(err.value)
+    assert message.startswith(f"{path}: not a readable checkpoint (")
+    assert "not plain data" not in message and "\n" not in message
+    assert message != f"{path}: not a readable checkpoint ()"

@@ -10,11 +10,11 @@ from zgain.core.gains import GAIN_KEYS, gain_means
 
 
 def test_gain_means_by_hand() -> None:
-    base, post, marginal = np.array([3.0, 5.0]), np.array([1.0, 4.0]), np.array([2.0, 4.5])
+    base, post, marginal = np.array([3.0, 5.0]), np.array([1.0, 4.0]), np.array([2.5, 4.5])
     gains = gain_means(base, post, marginal, np.array([0.5, 1.5]))
     assert tuple(gains) == GAIN_KEYS
-    # gross (2 + 1)/2, marginal (1 + 0.5)/2, z-information (1 + 0.5)/2, kl (0.5 + 1.5)/2
-    assert gains == {"gross_gain": 1.5, "marginal_gain": 0.75, "z_information": 0.75, "kl": 1.0}
+    # gross (2 + 1)/2, marginal (0.5 + 0.5)/2, z-information (1.5 + 0.5)/2, kl (0.5 + 1.5)/2
+    assert gains == {"gross_gain": 1.5, "marginal_gain": 0.5, "z_information": 1.0, "kl": 1.0}
 
 
 def test_gross_is_marginal_plus_z_information_on_tensors() -> None:

@@ -45,14 +45,20 @@ ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def load_failure(err: Exception) -> str:
-    """Why torch.load failed, in one line: a weights-only refusal names the object it refused
-    (its message is a paragraph of advice around that one line)."""
-    lines = [line.strip() for line in ANSI_ESCAPE.sub("", str(err)).splitlines() if line.strip()]
-    refused = [line for line in lines if "Unpickler error:" in line]
-    if refused:
-        detail = refused[0].split("error:", 1)[1].strip().split(". ", 1)[0]
-        return f"an object that is not plain data: {detail}"
-    return lines[0] if lines else type(err).__name__
+    """Why torch.load failed, in one line. torch wraps an unpickling failure of a weights-only
+    load in a paragraph of advice; the reason is the text after "Unpickler error:" (a refused
+    object, or a damaged pickle)."""
+    text = ANSI_ESCAPE.sub("", str(err))
+    marker = "Unpickler error:"
+    if marker in text:
+        after = text.split(marker, 1)[1].strip()
+        reason = after.split("\n\n", 1)[0].split(". ", 1)[0].strip()
+        reason = " ".join(reason.split())
+        if reason.startswith("Unsupported global"):
+            return f"an object that is not plain data: {reason}"
+        return f"a damaged pickle: {reason}" if reason else "a damaged pickle"
+    lines = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+    return "; ".join(lines[:2]) if lines else type(err).__name__
 
 
 def read_checkpoint(path: str | Path, kind: str) -> dict[str, Any]:

@@ -55,11 +55,14 @@ def run_group(
 
 
 def group_runner(
-    task: RunsTask, outputs: Callable[[Params, Run], Sequence[Path]]
+    task: RunsTask, outputs: Callable[[Params, Run], Sequence[Path]], doc: str
 ) -> Callable[..., list]:
     """A group stage's `run(params, variant, seed, device=None, threads=None, rates=None)`:
-    `run_group` with this stage's task and per-run outputs."""
-    return partial(run_group, task, outputs)
+    `run_group` with this stage's task and per-run outputs, documented by `doc`."""
+
+    run = partial(run_group, task, outputs)
+    run.__doc__ = doc
+    return run
 
 
 def group_main(run: Callable[..., object]) -> Callable[..., None]:

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from zgain.cli.app import app
+from zgain.cvae.terms import POSITIONS
 from zgain.report.sweep.tables import (
     SweepError,
     build_sweep,
@@ -34,6 +35,13 @@ def exp_row(name: str, alpha: float | None, gamma: float, capture: float) -> dic
         "variants.token_sum.marginal_gain": -0.01,
         "variants.token_sum.kl": 1.0,
         "variants.token_sum.normalized_recovery": 0.4,
+        "cvae.variants.mean_tok.weights.mean": 1.0,
+        "cvae.variants.mean_tok.weights.tok": 1.0,
+        "variants.mean_tok.z_information": 0.4,
+        "variants.mean_tok.capture": 0.45,
+        "variants.mean_tok.marginal_gain": -0.05,
+        "variants.mean_tok.kl": 1.0,
+        "variants.mean_tok.normalized_recovery": 0.3,
     }
     if alpha is not None:
         row |= {
@@ -64,7 +72,7 @@ def test_rows_per_experiment_and_variant_with_the_changed_params() -> None:
         "cvae.variants.family.unified.alpha",
         "cvae.variants.family.unified.gamma",
     )
-    assert len(sweep.rows) == 6  # 3 experiments × 2 variants; the baseline row is left out
+    assert len(sweep.rows) == 9  # 3 experiments × 3 variants; the baseline row is left out
     row = sweep.rows[(sweep.rows["experiment"] == "c") & (sweep.rows["variant"] == "family")]
     assert row["capture"].item() == 0.8 and row["cvae.variants.family.unified.gamma"].item() == 1.0
     assert sweep.oracle_info == 0.9
@@ -99,16 +107,30 @@ def test_family_points_per_rate_and_named_positions() -> None:
     assert headline["capture"].tolist() == pytest.approx([0.6, 0.7, 0.8])
     lower = points[points["rate"] == 0.5]
     assert lower["capture"].tolist() == pytest.approx([0.5, 0.6, 0.7])
+    assert set(points["n"]) == {2}
     named = named_points(ROWS, runs_of)
+    tok = POSITIONS["tok"]
+    additive = f"{tok.note}; additive: 1·mean + 1·tok".lstrip("; ")
     assert named[["variant", "term", "alpha", "gamma", "note", "rate"]].values.tolist() == [
         ["token_sum", "sum", 0.0, 0.0, "token-sum", 0.5],
         ["token_sum", "sum", 0.0, 0.0, "token-sum", 1.0],
+        ["mean_tok", "tok", tok.alpha, tok.gamma, additive, 0.5],
+        ["mean_tok", "tok", tok.alpha, tok.gamma, additive, 1.0],
     ]
-    assert named["capture"].tolist() == pytest.approx([0.45, 0.55])
+    assert named["capture"].tolist() == pytest.approx([0.45, 0.55, 0.35, 0.45])
+
+
+def test_a_variant_the_runs_table_lacks_keeps_its_cell_as_undefined() -> None:
+    def without_family(rev: str) -> pd.DataFrame:
+        runs = runs_of(rev)
+        return runs[runs["variant"] != "family"]
+
+    points = family_points(ROWS, without_family)
+    assert len(points) == 6 and points["capture"].isna().all() and set(points["n"]) == {0}
 
 
 def test_an_additive_variant_sits_at_its_added_term() -> None:
-    assert family_place({"mean": 1.0, "tok": 0.5}) == ("tok", "additive: mean + 0.5·tok")
+    assert family_place({"mean": 1.0, "tok": 0.5}) == ("tok", "additive: 1·mean + 0.5·tok")
     assert family_place({"sum": 1.0}) == ("sum", "token-sum")
     assert family_place({"mean": 1.0, "ex": 1.0, "tok": 1.0}) is None
     assert family_place({"unified": 1.0}) is None

@@ -4,8 +4,9 @@ Each experiment's `reports/metrics.json` holds, per variant, seed means at its h
 (docs/method.md#comparison-at-equal-rate). A sweep report lines the experiments up by the
 params that differ between them: one row per (experiment, variant). When the experiments vary
 the unified family's exponents (α, γ) of a variant that weights only the `unified` term, the
-report also maps capture and G^marg over (α, γ), with the named variants placed where they sit
-in the family (docs/method.md#unified).
+report also maps capture and G^marg over (α, γ) at every target rate of the experiments (seed
+means from each experiment's `reports/tables/runs.csv`), with the replacement and additive
+variants placed where they sit in the family (docs/method.md#unified).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from zgain.cvae.terms import POSITIONS, terms_used
@@ -137,9 +139,16 @@ RunsOf = Callable[[str], pd.DataFrame]
 
 
 def rate_means(runs: pd.DataFrame, variant: str) -> pd.DataFrame:
-    """FAMILY_METRICS of `variant`'s runs, the mean over seeds at each rate (index: rate)."""
+    """FAMILY_METRICS of `variant`'s runs at each rate (index: rate): the mean over the seeds
+    with a finite value, and `n`, how many seeds the runs table holds at that rate. A variant
+    the runs table lacks gets one row of NaN at each of the table's rates."""
     rows = runs[runs["variant"] == variant]
-    return rows.groupby("rate", sort=True)[list(FAMILY_METRICS)].mean()
+    if rows.empty:
+        rates = sorted(runs["rate"].unique())
+        return pd.DataFrame({m: math.nan for m in FAMILY_METRICS} | {"n": 0}, index=rates)
+    finite = rows[list(FAMILY_METRICS)].where(np.isfinite(rows[list(FAMILY_METRICS)]))
+    grouped = finite.groupby(rows["rate"], sort=True)
+    return grouped.mean().assign(n=rows.groupby("rate", sort=True).size())
 
 
 def family_points(rows: Sequence[Mapping], runs_of: RunsOf) -> pd.DataFrame:
@@ -147,24 +156,24 @@ def family_points(rows: Sequence[Mapping], runs_of: RunsOf) -> pd.DataFrame:
     (seed means at that rate, from the experiment's runs table)."""
     records = []
     for row in (r for r in rows if is_experiment(r)):
-        runs = runs_of(row["rev"])
         for variant in variant_names(row):
             if not family_variant(row, variant):
                 continue
+            runs = runs_of(str(row.get("rev")))
             settings = f"cvae.variants.{variant}.unified."
             alpha, gamma = (number(row.get(settings + k, 0.0)) for k in ("alpha", "gamma"))
             for rate, values in rate_means(runs, variant).iterrows():
                 record = {"experiment": row.get("Experiment"), "variant": variant, "rate": rate}
                 record |= {"alpha": alpha, "gamma": gamma, **values.to_dict()}
                 records.append(record)
-    columns = ["experiment", "variant", "rate", "alpha", "gamma", *FAMILY_METRICS]
+    columns = ["experiment", "variant", "rate", "alpha", "gamma", *FAMILY_METRICS, "n"]
     return pd.DataFrame(records, columns=columns)
 
 
 def family_place(weights: Mapping[str, float]) -> tuple[str, str] | None:
     """Where a variant sits on the family map: (term, note) for one weighted term with a
-    `POSITIONS` entry (a replacement variant), or for `mean` plus one such term (an additive
-    variant R_mean + λ·R_x, placed at x with the note "+ mean"); None otherwise."""
+    `POSITIONS` entry (a replacement variant), or for `mean` plus one such term x (an additive
+    variant, placed at x with a note giving both weights); None otherwise."""
     used = terms_used(dict(weights))
     if len(used) == 1 and used <= POSITIONS.keys():
         (name,) = used
@@ -172,7 +181,7 @@ def family_place(weights: Mapping[str, float]) -> tuple[str, str] | None:
     extra = used - {"mean"}
     if "mean" in used and len(extra) == 1 and extra <= POSITIONS.keys():
         (name,) = extra
-        note = f"additive: mean + {weights[name]:g}·{name}"
+        note = f"additive: {weights['mean']:g}·mean + {weights[name]:g}·{name}"
         return name, "; ".join(filter(None, (POSITIONS[name].note, note)))
     return None
 
@@ -182,11 +191,11 @@ def named_points(rows: Sequence[Mapping], runs_of: RunsOf) -> pd.DataFrame:
     FAMILY_METRICS at each rate (seed means), averaged over the experiments that hold them."""
     records = []
     for row in (r for r in rows if is_experiment(r)):
-        runs = runs_of(row["rev"])
         for variant in variant_names(row):
             place = family_place(variant_weights(row, variant))
             if place is None:
                 continue
+            runs = runs_of(str(row.get("rev")))
             name, note = place
             at = POSITIONS[name]
             for rate, values in rate_means(runs, variant).iterrows():
@@ -194,6 +203,6 @@ def named_points(rows: Sequence[Mapping], runs_of: RunsOf) -> pd.DataFrame:
                 records.append(record | {"note": note, "rate": rate, **values.to_dict()})
     keys = ["variant", "term", "alpha", "gamma", "note", "rate"]
     if not records:
-        return pd.DataFrame(columns=[*keys, *FAMILY_METRICS])
+        return pd.DataFrame(columns=[*keys, *FAMILY_METRICS, "n"])
     frame = pd.DataFrame(records)
-    return frame.groupby(keys, sort=False)[list(FAMILY_METRICS)].mean().reset_index()
+    return frame.groupby(keys, sort=False)[[*FAMILY_METRICS, "n"]].mean().reset_index()
