@@ -18,6 +18,7 @@ from conftest import (
     make_small_base,
     random_batch,
 )
+from torch import Tensor
 
 from zgain.base.model import BaseLM, save_base
 from zgain.core.checkpoint import read_checkpoint
@@ -128,23 +129,69 @@ def test_z_memory_starts_closed_and_its_gate_learns_first() -> None:
     assert moved > 1e-3
 
 
+def _attention_inputs(slots: int) -> tuple[Tensor, ...]:
+    gen = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(2, 2, 5, 4, generator=gen) for _ in range(3))
+    keys, values = (torch.randn(2, 2, slots, 4, generator=gen) for _ in range(2))
+    return q, k, v, keys, values
+
+
+def _joint_by_hand(q: Tensor, k: Tensor, v: Tensor, keys: Tensor, values: Tensor) -> Tensor:
+    """One softmax over the memory slot(s) and the causal keys, written out."""
+    slots = keys.shape[2]
+    scores = (q @ torch.cat([keys, k], dim=2).transpose(2, 3)) / 2.0  # sqrt(head size 4)
+    future = torch.ones(5, 5, dtype=torch.bool).triu(1)
+    scores[..., slots:] = scores[..., slots:].masked_fill(future, float("-inf"))
+    return scores.softmax(dim=-1) @ torch.cat([values, v], dim=2)
+
+
 def test_z_memory_attention_is_the_joint_softmax_over_slot_and_causal_keys() -> None:
     """With the gate fully open (tanh = 1), a block's attention equals one softmax over the
     memory slot and the causal keys, computed by hand."""
     from zgain.base.model import Memory
 
-    gen = torch.Generator().manual_seed(3)
-    q, k, v = (torch.randn(2, 2, 5, 4, generator=gen) for _ in range(3))
-    keys, values = torch.randn(2, 2, 1, 4, generator=gen), torch.randn(2, 2, 1, 4, generator=gen)
+    q, k, v, keys, values = _attention_inputs(1)
     open_gate = torch.full((2,), 50.0)  # tanh(50) == 1 in float32
+    mixed = Memory(keys, values, open_gate).attend(q, k, v, 0.0)
+    assert torch.allclose(mixed, _joint_by_hand(q, k, v, keys, values), atol=1e-6)
+
+
+def test_z_memory_attention_moves_from_causal_to_joint_by_the_gate() -> None:
+    """causal + tanh(g)·(joint − causal) per head, against fused attention for both parts; a
+    zero gate gives the causal attention exactly as without memory (up to float rounding)."""
+    from zgain.base.model import Memory
+
+    q, k, v, keys, values = _attention_inputs(1)
     causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    mixed = Memory(keys, values, open_gate).mix(q, k, v, causal, 0.0)
-    logits = torch.cat([keys, k], dim=2).transpose(2, 3)
-    scores = (q @ logits) / 2.0  # sqrt(head size 4)
-    future = torch.ones(5, 5, dtype=torch.bool).triu(1)
-    scores[..., 1:] = scores[..., 1:].masked_fill(future, float("-inf"))
-    expected = scores.softmax(dim=-1) @ torch.cat([values, v], dim=2)
+    joint = _joint_by_hand(q, k, v, keys, values)
+    gate = torch.tensor([0.3, -1.2])
+    mixed = Memory(keys, values, gate).attend(q, k, v, 0.0)
+    expected = causal + torch.tanh(gate)[None, :, None, None] * (joint - causal)
     assert torch.allclose(mixed, expected, atol=1e-6)
+    closed = Memory(keys, values, torch.zeros(2)).attend(q, k, v, 0.0)
+    assert torch.allclose(closed, causal, atol=1e-6)
+
+
+def test_a_memory_holds_one_slot() -> None:
+    from zgain.base.model import Memory
+
+    _, _, _, keys, values = _attention_inputs(2)
+    with pytest.raises(ValueError, match="one slot"):
+        Memory(keys, values, torch.zeros(2))
+
+
+def test_z_memory_attention_dropout_keeps_the_expectation() -> None:
+    """Training dropout masks the attention weights (scaled by 1/(1−p)): averaged over many
+    masks the output approaches the output without dropout."""
+    from zgain.base.model import Memory
+
+    q, k, v, keys, values = _attention_inputs(1)
+    memory = Memory(keys, values, torch.tensor([0.7, 0.7]))
+    plain = memory.attend(q, k, v, 0.0)
+    torch.manual_seed(0)
+    draws = torch.stack([memory.attend(q, k, v, 0.25) for _ in range(4000)])
+    assert not torch.allclose(draws[0], plain, atol=1e-3)
+    assert torch.allclose(draws.mean(dim=0), plain, atol=0.05)
 
 
 def test_freeze_all_trains_only_injection_and_encoder() -> None:

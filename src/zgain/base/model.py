@@ -37,27 +37,40 @@ def init_weights(module: nn.Module) -> None:
 
 @dataclass(frozen=True)
 class Memory:
-    """Extra attention slots for one causal block: keys and values (B, nh, M, hs), gate (nh,)."""
+    """One extra attention slot for a causal block: key and value (B, nh, 1, hs), gate (nh,)."""
 
     keys: Tensor
     values: Tensor
     gate: Tensor
 
-    def mix(self, q: Tensor, k: Tensor, v: Tensor, causal: Tensor, dropout: float) -> Tensor:
-        """causal + tanh(gate) · (joint − causal), joint the attention over [memory, causal
-        keys] in one softmax; q, k, v, causal (B, nh, S, hs) -> (B, nh, S, hs)."""
-        seq, slots = q.shape[2], self.keys.shape[2]
-        allowed = torch.ones(seq, slots + seq, dtype=torch.bool, device=q.device)
-        allowed[:, slots:] = torch.ones(seq, seq, dtype=torch.bool, device=q.device).tril()
-        joint = F.scaled_dot_product_attention(
-            q,
-            torch.cat([self.keys.to(k.dtype), k], dim=2),
-            torch.cat([self.values.to(v.dtype), v], dim=2),
-            attn_mask=allowed,
-            dropout_p=dropout,
-        )  # (B, nh, S, hs)
+    def __post_init__(self) -> None:
+        if self.keys.shape[2] != 1 or self.values.shape[2] != 1:
+            raise ValueError(f"a memory holds one slot, got keys {tuple(self.keys.shape)}")
+
+    def attend(self, q: Tensor, k: Tensor, v: Tensor, dropout: float) -> Tensor:
+        """causal + tanh(gate) · (joint − causal), causal the causal attention over the block's
+        own keys and joint the attention over [memory slot, causal keys] in one softmax;
+        q, k, v (B, nh, S, hs) -> (B, nh, S, hs).
+
+        Both come from one score matrix: with ℓ the log-normalizer of the causal scores, the
+        slot's weight in the joint softmax is w = σ(s_slot − ℓ) and joint = (1 − w) · causal
+        + w · v_slot exactly, so the output is causal + tanh(gate) · w · (v_slot − causal). On
+        the short sequences here this costs about half of two fused attention calls, whose
+        kernels cost most in their fixed overhead (docs/performance.md). Dropout (training)
+        masks the causal weights and the slot's weight.
+        """
+        seq, scale = q.shape[2], q.shape[-1] ** -0.5
+        future = torch.ones(seq, seq, dtype=torch.bool, device=q.device).triu(1)
+        scores = ((q @ k.transpose(2, 3)) * scale).masked_fill(future, float("-inf"))
+        causal_norm = scores.logsumexp(dim=3, keepdim=True)  # ℓ (B, nh, S, 1)
+        keys, values = self.keys.to(q.dtype), self.values.to(v.dtype)
+        share = torch.sigmoid((q * keys).sum(dim=3, keepdim=True) * scale - causal_norm)
+        weights, slot = scores.softmax(dim=3), share
+        if dropout:
+            weights, slot = F.dropout(weights, dropout), F.dropout(share, dropout)
+        causal = weights @ v  # (B, nh, S, hs)
         gate = torch.tanh(self.gate).to(causal.dtype)[None, :, None, None]  # (1, nh, 1, 1)
-        return causal + gate * (joint - causal)
+        return causal + gate * (slot * values - share * causal)
 
 
 class Block(nn.Module):
@@ -94,17 +107,14 @@ class Block(nn.Module):
         q, k, v = self.qkv(self.ln_attn(h)).split(width, dim=2)  # each (B, S, D)
         q, k, v = (t.view(batch, seq, self.n_heads, head).transpose(1, 2) for t in (q, k, v))
         # q, k, v: (B, nh, S, hs)
-        attn_mask = None if key_mask is None else key_mask[:, None, None, :]  # (B, 1, 1, S)
-        attended = F.scaled_dot_product_attention(
-            q,
-            k,
-            v,
-            attn_mask=attn_mask,
-            dropout_p=self.dropout if self.training else 0.0,
-            is_causal=self.causal,
-        )  # (B, nh, S, hs)
+        dropout = self.dropout if self.training else 0.0
         if memory is not None:
-            attended = memory.mix(q, k, v, attended, self.dropout if self.training else 0.0)
+            attended = memory.attend(q, k, v, dropout)  # (B, nh, S, hs)
+        else:
+            attn_mask = None if key_mask is None else key_mask[:, None, None, :]  # (B, 1, 1, S)
+            attended = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=attn_mask, dropout_p=dropout, is_causal=self.causal
+            )  # (B, nh, S, hs)
         attended = attended.transpose(1, 2).reshape(batch, seq, width)  # (B, S, D)
         h = h + self.resid_drop(self.attn_out(attended))
         return h + self.mlp(self.ln_mlp(h))
