@@ -24,8 +24,11 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from unittest import mock  # noqa: E402
 
 import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import Tensor  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from bench.bench_memory import prepare  # noqa: E402
@@ -39,9 +42,11 @@ from bench.workload import (  # noqa: E402
     save_fresh_base,
     workload,
 )
+from zgain.base.model import Memory  # noqa: E402
 from zgain.core.environment import available_cpus  # noqa: E402
 from zgain.core.sequences import minibatches, select  # noqa: E402
 from zgain.cvae.fit import ReaderFeatures, batch_loss, param_groups  # noqa: E402
+from zgain.evaluate.scoring import evaluate_examples  # noqa: E402
 
 TARGET = 1.8
 """Runs per hour of the grouped stages over one-run stages that the engine aims for."""
@@ -86,6 +91,43 @@ def study_seconds(raw: dict, steps: int, repeats: int, threads: int) -> dict[str
             written = list((root / params.paths.cvae_dir / VARIANT / "seed0").glob("rate*.pt"))
             if len(written) != expected:
                 raise RuntimeError(f"{root}: {len(written)} checkpoints, expected {expected}")
+    return {name: median(t) for name, t in times.items()}
+
+
+def two_fused_calls(memory: Memory, q: Tensor, k: Tensor, v: Tensor, dropout: float) -> Tensor:
+    """`Memory.attend` as two fused attention calls (the causal one and the joint one over
+    [slot, causal keys] with a mask), mixed by the gate: the same value, the earlier form."""
+    seq = q.shape[2]
+    causal = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
+    allowed = torch.ones(seq, seq + 1, dtype=torch.bool)
+    allowed[:, 1:] = torch.ones(seq, seq, dtype=torch.bool).tril()
+    keys, values = torch.cat([memory.keys, k], dim=2), torch.cat([memory.values, v], dim=2)
+    joint = F.scaled_dot_product_attention(q, keys, values, attn_mask=allowed, dropout_p=dropout)
+    gate = torch.tanh(memory.gate)[None, :, None, None]
+    return causal + gate * (joint - causal)
+
+
+def evaluation_seconds(raw: dict, threads: int, repeats: int = 3) -> dict[str, float]:
+    """Median seconds to score 256 examples at the default K, with `Memory.attend` as is and
+    as two fused calls, interleaved."""
+    params = params_with(raw)
+    work = workload(params, 256)
+    torch.manual_seed(0)
+    model = work.cvae().eval()
+    settings = params.evaluate
+
+    def score() -> None:
+        evaluate_examples(
+            model, work.batch, iw_samples=settings.iw_samples, batch_size=settings.batch_size,
+            max_x_len=work.max_x_len, device=torch.device("cpu"), seed=0,
+        )  # fmt: skip
+
+    def score_two_calls() -> None:
+        with mock.patch.object(Memory, "attend", two_fused_calls):
+            score()
+
+    torch.set_num_threads(threads)
+    times = interleaved({"one score matrix": score, "two fused calls": score_two_calls}, repeats, 1)
     return {name: median(t) for name, t in times.items()}
 
 
@@ -141,6 +183,8 @@ def step_levers(raw: dict, threads: int, steps: int = 30) -> dict[str, float]:
     out["solo, one thread"] = run(1, False, True, steps)
     out["2 in lockstep, one thread, shared reader"] = run(2, True, True, steps)
     torch.set_num_threads(threads)
+    with mock.patch.object(Memory, "attend", two_fused_calls):
+        out["solo, every thread, memory attention as two fused calls"] = run(1, False, True, steps)
     model, _, noise = member()
     part = select(work.batch, torch.arange(batch_size))
     with FlopCounterMode(display=False) as counter:
@@ -164,6 +208,7 @@ def measure(raw: dict, steps: int, repeats: int) -> Section:
     n_runs = len(raw["cvae"]["rates"])
     study = study_seconds(raw, steps, repeats, threads)
     levers = step_levers(raw, threads)
+    scoring = evaluation_seconds(raw, threads)
     per_hour = {name: 3600 * n_runs / seconds for name, seconds in study.items()}
     ratio = per_hour["grouped stages"] / per_hour["one-run stages"]
     bound_ms = 1e3 * levers["flops"] / levers["peak_flops"]
@@ -187,6 +232,7 @@ def measure(raw: dict, steps: int, repeats: int) -> Section:
         )
     )
     for name in (
+        "solo, every thread, memory attention as two fused calls",
         "solo, every thread, separate reader passes",
         "solo, one thread",
         "2 in lockstep, one thread, shared reader",
@@ -202,6 +248,14 @@ def measure(raw: dict, steps: int, repeats: int) -> Section:
             f"({threads * solo_ms / one:.2f}×, if the processes do not slow each other)",
         )
     )
+    rows.append(
+        Row(
+            "evaluation of 256 examples (s): memory attention from one score matrix vs two "
+            "fused calls",
+            f"{scoring['one score matrix']:.2f} vs {scoring['two fused calls']:.2f} "
+            f"({scoring['two fused calls'] / scoring['one score matrix']:.2f}×)",
+        )
+    )
     return Section(
         f"Study throughput ({steps} steps a run, {n_runs} rates a group, {threads} CPUs)",
         rows,
@@ -209,7 +263,9 @@ def measure(raw: dict, steps: int, repeats: int) -> Section:
             f"Stages as whole processes, interleaved, median of {repeats}; "
             f"variant {VARIANT}, default params otherwise (n_train {raw['data']['n_train']}). "
             "Lever rows: one train step in this process, the ratio against the solo step on "
-            f"every thread, after 5 warm-up steps, 30 timed.",
+            "every thread, after 5 warm-up steps, 30 timed. The evaluation row scores 256 "
+            f"examples at K = {raw['evaluate']['iw_samples']} on {threads} threads, median of 3 "
+            "interleaved.",
         ],
     )
 
