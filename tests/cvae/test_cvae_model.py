@@ -20,7 +20,7 @@ from conftest import (
 )
 from torch import Tensor
 
-from zgain.base.model import BaseLM, save_base
+from zgain.base.model import BaseLM, Memory, save_base
 from zgain.core.checkpoint import read_checkpoint
 from zgain.core.errors import DataError
 from zgain.core.sequences import target_frame
@@ -148,8 +148,6 @@ def _joint_by_hand(q: Tensor, k: Tensor, v: Tensor, keys: Tensor, values: Tensor
 def test_z_memory_attention_is_the_joint_softmax_over_slot_and_causal_keys() -> None:
     """With the gate fully open (tanh = 1), a block's attention equals one softmax over the
     memory slot and the causal keys, computed by hand."""
-    from zgain.base.model import Memory
-
     q, k, v, keys, values = _attention_inputs(1)
     open_gate = torch.full((2,), 50.0)  # tanh(50) == 1 in float32
     mixed = Memory(keys, values, open_gate).attend(q, k, v, 0.0)
@@ -159,8 +157,6 @@ def test_z_memory_attention_is_the_joint_softmax_over_slot_and_causal_keys() -> 
 def test_z_memory_attention_moves_from_causal_to_joint_by_the_gate() -> None:
     """causal + tanh(g)·(joint − causal) per head, against fused attention for both parts; a
     zero gate gives the causal attention exactly as without memory (up to float rounding)."""
-    from zgain.base.model import Memory
-
     q, k, v, keys, values = _attention_inputs(1)
     causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     joint = _joint_by_hand(q, k, v, keys, values)
@@ -173,8 +169,6 @@ def test_z_memory_attention_moves_from_causal_to_joint_by_the_gate() -> None:
 
 
 def test_a_memory_holds_one_slot() -> None:
-    from zgain.base.model import Memory
-
     _, _, _, keys, values = _attention_inputs(2)
     with pytest.raises(ValueError, match="one slot"):
         Memory(keys, values, torch.zeros(2))
@@ -183,8 +177,6 @@ def test_a_memory_holds_one_slot() -> None:
 def test_z_memory_attention_dropout_keeps_the_expectation() -> None:
     """Training dropout masks the attention weights (scaled by 1/(1−p)): averaged over many
     masks the output approaches the output without dropout."""
-    from zgain.base.model import Memory
-
     q, k, v, keys, values = _attention_inputs(1)
     memory = Memory(keys, values, torch.tensor([0.7, 0.7]))
     plain = memory.attend(q, k, v, 0.0)
