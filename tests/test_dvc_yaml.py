@@ -2,68 +2,44 @@
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
 import yaml
 from conftest import REPO_ROOT
 
+from zgain.core.closure import imported_closure, stage_code_digest
+from zgain.core.runs import GROUP_STAGES
+
 DVC_YAML = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())
 
 
-def module_file(module: str) -> str:
-    """The file of a zgain module: `zgain.params` is a package, `zgain.core.io` a module."""
-    path = "src/" + module.replace(".", "/")
-    return f"{path}/__init__.py" if (REPO_ROOT / path).is_dir() else f"{path}.py"
+def closure(stage: str) -> set[str]:
+    return imported_closure(REPO_ROOT, REPO_ROOT / "stages" / f"{stage}.py")
 
 
-def error_path_nodes(tree: ast.AST) -> set[int]:
-    """Nodes inside an `except` handler: code that runs only when a stage fails (an error
-    message), which cannot change a stage's output and so is no dependency of it."""
-    return {
-        id(node)
-        for handler in ast.walk(tree)
-        if isinstance(handler, ast.ExceptHandler)
-        for node in ast.walk(handler)
-    }
-
-
-def zgain_imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
-    skipped = error_path_nodes(tree)
-    found = set()
-    for node in ast.walk(tree):
-        module = node.module if isinstance(node, ast.ImportFrom) else None
-        if module and module.startswith("zgain.") and id(node) not in skipped:
-            found.add(module_file(module))
-    # a package's __init__ runs before any of its modules (the empty ones change nothing)
-    for file in list(found):
-        parts = Path(file).parts
-        for depth in range(3, len(parts)):
-            init = Path(*parts[:depth], "__init__.py")
-            if (REPO_ROOT / init).is_file() and (REPO_ROOT / init).stat().st_size:
-                found.add(str(init))
-    return found
-
-
-def imported_closure(path: Path) -> set[str]:
-    seen: set[str] = set()
-    todo = [path]
-    while todo:
-        for module in zgain_imports(todo.pop()):
-            if module not in seen:
-                seen.add(module)
-                todo.append(REPO_ROOT / module)
-    return seen
-
-
-@pytest.mark.parametrize("stage", sorted(DVC_YAML["stages"]))
-def test_stage_deps_are_exactly_its_imports(stage: str) -> None:
+def code_deps(stage: str) -> set[str]:
     declared = DVC_YAML["stages"][stage]["deps"]
     assert f"stages/{stage}.py" in declared
-    code = {d for d in declared if isinstance(d, str) and d.startswith("src/")}
-    assert code == imported_closure(REPO_ROOT / "stages" / f"{stage}.py")
+    return {d for d in declared if isinstance(d, str) and d.startswith("src/")}
+
+
+@pytest.mark.parametrize("stage", sorted(set(DVC_YAML["stages"]) - {*GROUP_STAGES, "code_digest"}))
+def test_stage_deps_are_exactly_its_imports(stage: str) -> None:
+    assert code_deps(stage) == closure(stage)
+
+
+@pytest.mark.parametrize("stage", GROUP_STAGES)
+def test_group_stages_depend_on_their_code_digest_alone(stage: str) -> None:
+    """A group stage names no library file; its digest names exactly the files it imports."""
+    assert code_deps(stage) == set()
+    assert f"${{paths.code_dir}}/{stage}.json" in DVC_YAML["stages"][stage]["deps"]
+    digest = stage_code_digest(REPO_ROOT, stage)
+    assert set(digest["files"]) == closure(stage)
+    assert all(len(sha) == 64 for sha in digest["files"].values())
+
+
+def test_the_code_digest_stage_depends_on_every_digested_file_and_its_own() -> None:
+    wanted = closure("code_digest").union(*(closure(stage) for stage in GROUP_STAGES))
+    assert code_deps("code_digest") == wanted
 
 
 def test_variant_stages_declare_only_their_variant_params() -> None:
@@ -72,3 +48,25 @@ def test_variant_stages_declare_only_their_variant_params() -> None:
         assert "cvae.variants" not in params and "cvae" not in params
     assert "cvae.variants.${item.variant}" in DVC_YAML["stages"]["train_cvae"]["params"]
     assert {"cvae.variants", "cvae.seeds", "report"} <= set(DVC_YAML["stages"]["report"]["params"])
+
+
+def pipeline_stage_names() -> set[str]:
+    """The stage names dvc.yaml resolves to under params.yaml (its matrices: variants × seeds)."""
+    params = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
+    names = set()
+    for name, stage in DVC_YAML["stages"].items():
+        if "matrix" not in stage:
+            names.add(name)
+            continue
+        assert stage["matrix"] == {"variant": "${cvae.variants}", "seed": "${cvae.seeds}"}
+        cvae = params["cvae"]
+        names |= {f"{name}@{v}-{s}" for v in cvae["variants"] for s in cvae["seeds"]}
+    return names
+
+
+def test_the_committed_lock_records_exactly_the_stages_of_the_pipeline() -> None:
+    """DVC keeps the lock entry of a stage that left dvc.yaml (a renamed group, a dropped seed)
+    until it is removed by hand, and every dvc command reads the whole lock: the committed
+    lock holds the default run's stages and no other (docs/architecture.md#code-digests)."""
+    lock = yaml.load((REPO_ROOT / "dvc.lock").read_text(), Loader=yaml.CSafeLoader)
+    assert set(lock["stages"]) == pipeline_stage_names()

@@ -44,6 +44,7 @@ def repo(built: Built) -> Iterator[Path]:
 def test_repro_builds_everything_then_is_clean(built: Built, repo: Path) -> None:
     variants = ["token_mean", "token_share_cc"]
     expected = {"check_params", "generate", "train_base", "surprisal", "normalizer", "report"}
+    expected |= {"code_digest"}
     expected |= {
         f"{stage}@{v}-{s}" for stage in ("train_cvae", "evaluate") for v in variants for s in (0, 1)
     }
@@ -118,6 +119,9 @@ def test_retraining_the_base_leaves_everything_downstream_up_to_date(repo: Path)
 
 def test_editing_a_reconstruction_term_changes_only_cvae_runs(repo: Path) -> None:
     edit_function(repo / "src" / "zgain" / "cvae" / "terms.py", "token_share_cc")
+    # the groups depend on their code's digest: dvc names it, and once it is rebuilt, the groups
+    assert changed_stages(repo) == {"code_digest", "check_params"}
+    sh(repo, "dvc", "repro", "code_digest")
     changed = changed_stages(repo)
     # check_params reads the term registry too (it names an unknown weight key)
     assert changed and changed <= VARIANT_RUNS | {"report", "check_params"}
@@ -130,6 +134,8 @@ def test_editing_a_reconstruction_term_changes_only_cvae_runs(repo: Path) -> Non
 
 def test_editing_an_evaluation_metric_changes_only_evaluation(repo: Path) -> None:
     edit_function(repo / "src" / "zgain" / "evaluate" / "estimators.py", "spearman")
+    assert changed_stages(repo) == {"code_digest"}
+    sh(repo, "dvc", "repro", "code_digest")
     changed = changed_stages(repo)
     assert changed == {s for s in VARIANT_RUNS if s.startswith("evaluate@")}
 

@@ -97,7 +97,7 @@ def test_the_remote_is_a_directory_beside_the_clones(study: dict) -> None:
 
 
 def test_upstream_ran_once_and_the_shards_split_the_runs(study: dict) -> None:
-    upstream = {"check_params", "generate", "train_base", "surprisal", "normalizer"}
+    upstream = {"check_params", "generate", "train_base", "surprisal", "normalizer", "code_digest"}
     assert ran_stages(study["upstream"]) == upstream
     b, c = (ran_stages(study[f"{name}_shard"]) for name in "bc")
     # neither shard recomputed an upstream stage: it pulled their outputs

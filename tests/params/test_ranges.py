@@ -184,12 +184,12 @@ CROSS_ERRORS = [
         "cvae.common.batch_size: must be <= data.n_train (200000), got 200001",
     ),
     (
-        {"cvae.common.warmup_steps": 301},
-        "cvae.common.warmup_steps: must be <= cvae.common.steps (300), got 301",
+        {"cvae.common.warmup_steps": 401},
+        "cvae.common.warmup_steps: must be <= cvae.common.steps (400), got 401",
     ),
     (
-        {"cvae.common.lr_warmup_steps": 301},
-        "cvae.common.lr_warmup_steps: must be <= cvae.common.steps (300), got 301",
+        {"cvae.common.lr_warmup_steps": 401},
+        "cvae.common.lr_warmup_steps: must be <= cvae.common.steps (400), got 401",
     ),
 ]
 
@@ -296,9 +296,9 @@ def test_rate_target_initial_beta_must_lie_within_its_bounds(default_params_raw:
 
 
 def test_rate_target_warmup_cannot_outlast_training(default_params_raw: dict) -> None:
-    raw = edit(default_params_raw, "cvae.common.rate_target.warmup_steps", 301)
+    raw = edit(default_params_raw, "cvae.common.rate_target.warmup_steps", 401)
     fails_with(
-        raw, "cvae.common.rate_target.warmup_steps: must be <= cvae.common.steps (300), got 301"
+        raw, "cvae.common.rate_target.warmup_steps: must be <= cvae.common.steps (400), got 401"
     )
 
 

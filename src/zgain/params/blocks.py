@@ -37,6 +37,7 @@ class PathParams(Block):
     base_live: StrictStr  # train_base: dvclive directory
     surprisal_dir: StrictStr  # surprisal: tokens.parquet, examples.parquet
     normalizer: StrictStr  # normalizer: E[b], E[B], counts, base sha256
+    code_dir: StrictStr  # code_digest: <group stage>.json, the sha256 of each file it imports
     cvae_dir: StrictStr  # train_cvae: <variant>/seed<s>.pt
     cvae_live: StrictStr  # train_cvae: dvclive/<variant>/seed<s>
     eval_dir: StrictStr  # evaluate: <variant>/seed<s>/{examples.parquet,metrics.json}
