@@ -28,10 +28,8 @@ def main() -> None:
     ]
     if lines:
         raise ParamsError(*lines)
-    typer.echo(
-        f"params.yaml is valid: {len(cvae.variants)} variants × {len(cvae.rates)} rates × "
-        f"{len(cvae.seeds)} seeds"
-    )
+    counts = [(len(cvae.variants), "variant"), (len(cvae.rates), "rate"), (len(cvae.seeds), "seed")]
+    typer.echo("params.yaml is valid: " + " × ".join(f"{n} {w}{'s' * (n != 1)}" for n, w in counts))
 
 
 if __name__ == "__main__":

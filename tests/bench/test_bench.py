@@ -130,3 +130,18 @@ def test_study_bench_reference_attention_equals_the_library_one() -> None:
     grads = torch.autograd.grad(ours.square().sum(), (q, k, v))
     reference_grads = torch.autograd.grad(reference.square().sum(), (q, k, v))
     assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(grads, reference_grads, strict=True))
+
+
+def test_dvc_lock_bench_removes_only_the_entries_of_stages_not_in_the_pipeline(tmp_path) -> None:
+    from bench import bench_dvc_lock
+
+    dvc_yaml = (REPO_ROOT / "dvc.yaml").read_text()
+    lock = yaml.safe_load((REPO_ROOT / "dvc.lock").read_text())
+    kept = {"check_params": lock["stages"]["check_params"]}
+    gone = {"train_cvae@token_mean-0.5-0": {"cmd": "python -m stages.train_cvae"}}
+    stale = yaml.safe_dump({"schema": "2.0", "stages": {**kept, **gone}})
+    root = bench_dvc_lock.project(tmp_path / "p", dvc_yaml, stale)
+    clean = bench_dvc_lock.pruned(root, stale)
+    assert set(yaml.safe_load(clean)["stages"]) == {"check_params"}
+    deps = len(kept["check_params"]["deps"])
+    assert bench_dvc_lock.lock_figures(clean).endswith(f"1 entries, {deps} deps")
