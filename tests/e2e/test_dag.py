@@ -129,9 +129,10 @@ def test_editing_a_reconstruction_term_changes_only_cvae_runs(repo: Path) -> Non
     assert {s for s in changed if s.startswith("train_cvae@")} == {
         s for s in VARIANT_RUNS if s.startswith("train_cvae@")
     }
-    # the code restored, its digest is rebuilt byte for byte: nothing is stale
+    # the code restored, its digest (rebuilt, or restored from DVC's run-cache) is the committed
+    # one byte for byte: nothing is stale
     sh(repo, "git", "checkout", "--", "src")
-    assert ran_stages(sh(repo, "dvc", "repro", "code_digest")) == {"code_digest"}
+    sh(repo, "dvc", "repro", "code_digest")
     assert changed_stages(repo) == set()
 
 
