@@ -79,24 +79,31 @@ def sh(repo: Path, *args: str) -> str:
     return done.stdout + done.stderr
 
 
-def tiny_repo(root: Path) -> Path:
-    """A git + dvc repository of this project on the tiny profile, reproduced once."""
-    from bench.workload import merge
-
-    for name in ("dvc.yaml", "stages", "src"):
-        source = REPO_ROOT / name
-        if source.is_dir():
-            ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-            shutil.copytree(source, root / name, ignore=ignore)
-        else:
-            shutil.copy(source, root / name)
-    raw = merge(raw_params(), yaml.safe_load(TINY_PROFILE.read_text()))
-    (root / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+def new_project(root: Path, params: str, dvc_yaml: str, lock: str | None = None) -> Path:
+    """A git + dvc project at `root` of this checkout's `stages/` and `src/`, with the given
+    params.yaml, dvc.yaml and (when given) dvc.lock texts, committed once."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("stages", "src"):
+        shutil.copytree(REPO_ROOT / name, root / name, ignore=ignore)
+    (root / "params.yaml").write_text(params)
+    (root / "dvc.yaml").write_text(dvc_yaml)
+    if lock is not None:
+        (root / "dvc.lock").write_text(lock)
     sh(root, "git", "init", "-q")
     sh(root, "dvc", "init", "-q")
     shutil.copy(REPO_ROOT / ".dvc" / "config", root / ".dvc" / "config")
     sh(root, "git", "add", "-A")
-    sh(root, "git", "commit", "-qm", "tiny project")
+    sh(root, "git", "commit", "-qm", "project")
+    return root
+
+
+def tiny_repo(root: Path) -> Path:
+    """A git + dvc repository of this project on the tiny profile, reproduced once."""
+    from bench.workload import merge
+
+    raw = merge(raw_params(), yaml.safe_load(TINY_PROFILE.read_text()))
+    params = yaml.safe_dump(raw, sort_keys=False)
+    new_project(root, params, (REPO_ROOT / "dvc.yaml").read_text())
     sh(root, "dvc", "repro")
     return root
 

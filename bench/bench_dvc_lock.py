@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from pathlib import Path
 import yaml
 from ruamel.yaml import YAML
 
-from bench.bench_dag import sh
+from bench.bench_dag import new_project, sh
 from bench.timing import Row, Section, interleaved, machine, median
 from bench.workload import REPO_ROOT
 
@@ -44,18 +43,17 @@ def at_revision(revision: str, path: str) -> str:
 
 def project(root: Path, dvc_yaml: str, lock: str) -> Path:
     """A git + dvc project of today's code and params with the given dvc.yaml and dvc.lock."""
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for name in ("stages", "src"):
-        shutil.copytree(REPO_ROOT / name, root / name, ignore=ignore)
-    shutil.copy(REPO_ROOT / "params.yaml", root / "params.yaml")
-    (root / "dvc.yaml").write_text(dvc_yaml)
-    (root / "dvc.lock").write_text(lock)
-    sh(root, "git", "init", "-q")
-    sh(root, "dvc", "init", "-q")
-    shutil.copy(REPO_ROOT / ".dvc" / "config", root / ".dvc" / "config")
-    sh(root, "git", "add", "-A")
-    sh(root, "git", "commit", "-qm", "project")
-    return root
+    return new_project(root, (REPO_ROOT / "params.yaml").read_text(), dvc_yaml, lock)
+
+
+def short_hash(revision: str) -> str:
+    """`revision` (a name such as HEAD, or a hash) as the short hash it names today."""
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", revision], cwd=REPO_ROOT, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"error: git rev-parse {revision} failed: {done.stderr.strip()}")
+    return done.stdout.strip()
 
 
 def pruned(root: Path, lock: str) -> str:
@@ -125,7 +123,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "dvc-results.md")
     args = parser.parse_args()
     start = time.perf_counter()
-    section = measure(args.before, args.today, args.repeats)
+    section = measure(short_hash(args.before), short_hash(args.today), args.repeats)
     section.print()
     text = [
         "# DVC's time around a stage",

@@ -145,3 +145,19 @@ def test_dvc_lock_bench_removes_only_the_entries_of_stages_not_in_the_pipeline(t
     assert set(yaml.safe_load(clean)["stages"]) == {"check_params"}
     deps = len(kept["check_params"]["deps"])
     assert bench_dvc_lock.lock_figures(clean).endswith(f"1 entries, {deps} deps")
+
+
+def test_steps_seeds_bench_splits_capture_over_the_halves_of_the_test_split() -> None:
+    import pandas as pd
+
+    from bench.steps_seeds import halves_capture
+
+    examples = pd.DataFrame(
+        {
+            "nll_marginal": [2.0, 3.0, 1.0, 1.0],
+            "nll_post": [1.0, 1.0, 0.5, 0.5],
+            "oracle_info": [2.0, 2.0, 1.0, 1.0],
+        }
+    )
+    # gains 1, 2 | 0.5, 0.5 over oracle 2, 2 | 1, 1
+    assert halves_capture(examples) == pytest.approx((4.0 / 6.0, 0.75, 0.5))
