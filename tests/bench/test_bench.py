@@ -161,3 +161,24 @@ def test_steps_seeds_bench_splits_capture_over_the_halves_of_the_test_split() ->
     )
     # gains 1, 2 | 0.5, 0.5 over oracle 2, 2 | 1, 1
     assert halves_capture(examples) == pytest.approx((4.0 / 6.0, 0.75, 0.5))
+
+
+def test_wall_time_records_a_command_that_succeeds_and_only_then(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "times.json"
+    record = [sys.executable, "-m", "bench.wall_time", "--out", str(out)]
+    done = subprocess.run([*record, "ok", "--", sys.executable, "-c", "pass"], cwd=REPO_ROOT)
+    assert done.returncode == 0
+    failed = subprocess.run(
+        [*record, "bad", "--", sys.executable, "-c", "raise SystemExit(3)"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert failed.returncode != 0 and "exited with 3; nothing recorded" in failed.stderr
+    records = json.loads(out.read_text())
+    assert set(records) == {"ok"}
+    assert records["ok"]["seconds"] >= 0 and records["ok"]["command"].endswith("-c pass")

@@ -1,0 +1,73 @@
+"""Wall time of one whole command (`make repro`, `make test`, a `dvc exp run`), recorded.
+
+    python -m bench.wall_time [--out PATH] NAME -- COMMAND [ARG ...]
+
+Runs COMMAND here, and when it succeeds writes its wall time under NAME in
+bench/wall-times.json (replacing an earlier record of NAME), with the command, the commit,
+the CPUs and when it finished. The README quotes these records through a marker,
+`<!-- wall-time: NAME -->12 min 3 s`, and tests/test_docs.py holds every quote equal to its
+record, so no duration there is typed by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RECORDS = Path(__file__).with_name("wall-times.json")
+
+
+def duration(seconds: float) -> str:
+    """Whole seconds as README writes them: '45 s', '12 min 3 s', '1 h 2 min 3 s'."""
+    total = int(round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes} min {secs} s"
+    return f"{minutes} min {secs} s" if minutes else f"{secs} s"
+
+
+def read_records(path: Path = RECORDS) -> dict[str, dict]:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else "unknown"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("name", help="the record's name, e.g. 'make repro'")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command")
+    parser.add_argument("--out", type=Path, default=RECORDS)
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("give the command after --")
+    start = time.perf_counter()
+    code = subprocess.call(command)
+    seconds = time.perf_counter() - start
+    if code != 0:
+        sys.exit(f"error: {shlex.join(command)} exited with {code}; nothing recorded")
+    records = read_records(args.out)
+    records[args.name] = {
+        "seconds": round(seconds, 1),
+        "command": shlex.join(command),
+        "commit": commit(),
+        "cpus": len(os.sched_getaffinity(0)),
+        "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+    args.out.write_text(json.dumps(records, indent=2, sort_keys=True) + "\n")
+    print(f"{args.name}: {duration(seconds)} ({args.out})")
+
+
+if __name__ == "__main__":
+    main()
