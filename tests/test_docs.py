@@ -65,3 +65,33 @@ def test_every_relative_link_of_the_readme_and_docs_resolves() -> None:
 
 def test_the_readme_is_a_front_page() -> None:
     assert len((REPO_ROOT / "README.md").read_text().splitlines()) <= README_MAX_LINES
+
+
+WALL_TIME = re.compile(r"<!-- wall-time: ([^>]+?) -->(\d+ h \d+ min \d+ s|\d+ min \d+ s|\d+ s)?")
+
+
+def test_every_quoted_wall_time_is_its_record() -> None:
+    """README and docs quote durations through `<!-- wall-time: NAME -->`, each equal to the
+    record NAME of bench/wall-times.json (written by `python -m bench.wall_time`)."""
+    from bench.wall_time import RECORDS, duration, read_records
+
+    records = read_records(RECORDS)
+    quoted = 0
+    for page in [REPO_ROOT / "README.md", *DOCS.glob("*.md")]:
+        for name, text in WALL_TIME.findall(page.read_text()):
+            assert name in records, f"{page.name}: no record {name!r} in {RECORDS.name}"
+            assert text == duration(records[name]["seconds"]), f"{page.name}: {name}"
+            quoted += 1
+    assert quoted >= 2, "the README quotes the make repro and make test times"
+
+
+def test_a_wall_time_reads_as_hours_minutes_and_seconds() -> None:
+    from bench.wall_time import duration
+
+    assert [duration(s) for s in (45.4, 60, 723.6, 3451, 3725)] == [
+        "45 s",
+        "1 min 0 s",
+        "12 min 4 s",
+        "57 min 31 s",
+        "1 h 2 min 5 s",
+    ]
