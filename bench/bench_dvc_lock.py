@@ -27,6 +27,7 @@ from ruamel.yaml import YAML
 
 from bench.bench_dag import new_project, sh
 from bench.timing import Row, Section, interleaved, machine, median
+from bench.wall_time import short_hash
 from bench.workload import REPO_ROOT
 
 STAGE = "check_params"
@@ -46,14 +47,12 @@ def project(root: Path, dvc_yaml: str, lock: str) -> Path:
     return new_project(root, (REPO_ROOT / "params.yaml").read_text(), dvc_yaml, lock)
 
 
-def short_hash(revision: str) -> str:
+def revision_hash(revision: str) -> str:
     """`revision` (a name such as HEAD, or a hash) as the short hash it names today."""
-    done = subprocess.run(
-        ["git", "rev-parse", "--short", revision], cwd=REPO_ROOT, capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"error: git rev-parse {revision} failed: {done.stderr.strip()}")
-    return done.stdout.strip()
+    found = short_hash(revision, REPO_ROOT)
+    if found is None:
+        raise SystemExit(f"error: {revision!r} names no revision of {REPO_ROOT}")
+    return found
 
 
 def pruned(root: Path, lock: str) -> str:
@@ -123,7 +122,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "dvc-results.md")
     args = parser.parse_args()
     start = time.perf_counter()
-    section = measure(short_hash(args.before), short_hash(args.today), args.repeats)
+    section = measure(revision_hash(args.before), revision_hash(args.today), args.repeats)
     section.print()
     text = [
         "# DVC's time around a stage",

@@ -19,12 +19,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from bench.workload import merge
+from bench.workload import merge, on_completed_run
 from stages import evaluate, train_cvae
 from zgain.core.runs import Run
-from zgain.params import parse_params
 
 RESULTS = Path(__file__).with_name("latent-results.md")
 RUNS = Path(__file__).with_name("latent-runs.jsonl")
@@ -49,19 +47,11 @@ LEVERS: dict[str, dict] = {
 }
 """Each lever's full override of cvae.common (so a lever means the same under later defaults);
 "memory, encoder lr 2x" is today's default."""
-UPSTREAM = ("synthetic_dir", "base_model", "base_meta", "base_live", "surprisal_dir", "normalizer")
 
 
 def lever_params(repo: Path, scratch: Path, override: dict, seeds: list[int]):
-    raw = yaml.safe_load((Path(__file__).parents[1] / "params.yaml").read_text())
-    for key in UPSTREAM:
-        raw["paths"][key] = str(repo / raw["paths"][key])
-    for key in ("cvae_dir", "cvae_live", "eval_dir", "reports_dir"):
-        raw["paths"][key] = str(scratch / key)
-    raw["cvae"]["common"] = merge(raw["cvae"]["common"], override)
-    raw["cvae"]["rates"] = [RATE]
-    raw["cvae"]["seeds"] = seeds
-    return parse_params(raw)
+    """This checkout's params with the lever's cvae.common override, at RATE and `seeds`."""
+    return on_completed_run(repo, scratch, {"common": override, "rates": [RATE], "seeds": seeds})
 
 
 def by_strategy(examples: pd.DataFrame, transforms: list[str]) -> dict[str, float]:

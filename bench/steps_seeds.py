@@ -24,13 +24,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from bench.timing import machine
-from bench.workload import merge
+from bench.workload import on_completed_run
 from stages import evaluate, train_cvae
 from zgain.core.runs import Run
-from zgain.params import Params, load_params, parse_params
+from zgain.params import Params, load_params
 from zgain.report.adjust import adjust_to_rate, frontier_slopes
 from zgain.report.statistics import t_interval
 
@@ -41,20 +40,13 @@ RATES = (0.5, 1.0)
 HEADLINE = 1.0
 SEED_COUNTS = (3, 4, 5)
 CONFIDENCE = 0.95
-UPSTREAM = ("synthetic_dir", "base_model", "base_meta", "base_live", "surprisal_dir", "normalizer")
 
 
 def slice_params(repo: Path, scratch: Path, steps: int, seeds: list[int]) -> Params:
-    """This checkout's params at `steps`, RATES and `seeds`, reading REPO's upstream outputs and
-    writing the runs under `scratch`."""
-    raw = yaml.safe_load((Path(__file__).parents[1] / "params.yaml").read_text())
-    for key in UPSTREAM:
-        raw["paths"][key] = str(repo / raw["paths"][key])
-    for key in ("cvae_dir", "cvae_live", "eval_dir", "reports_dir"):
-        raw["paths"][key] = str(scratch / key)
-    raw = merge(raw, {"cvae": {"common": {"steps": steps}}})
-    raw["cvae"]["rates"], raw["cvae"]["seeds"] = list(RATES), seeds
-    return parse_params(raw)
+    """This checkout's params at `steps`, RATES and `seeds` on REPO's upstream outputs."""
+    return on_completed_run(
+        repo, scratch, {"common": {"steps": steps}, "rates": list(RATES), "seeds": seeds}
+    )
 
 
 def halves_capture(examples: pd.DataFrame) -> tuple[float, float, float]:

@@ -38,9 +38,12 @@ def read_records(path: Path = RECORDS) -> dict[str, dict]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def commit() -> str:
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else "unknown"
+def short_hash(revision: str = "HEAD", cwd: Path | None = None) -> str | None:
+    """The short hash `revision` names in the git checkout at `cwd` (here), None if none."""
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", revision], cwd=cwd, capture_output=True, text=True
+    )
+    return done.stdout.strip() if done.returncode == 0 else None
 
 
 def main() -> None:
@@ -61,7 +64,7 @@ def main() -> None:
     records[args.name] = {
         "seconds": round(seconds, 1),
         "command": shlex.join(command),
-        "commit": commit(),
+        "commit": short_hash() or "unknown",
         "cpus": len(os.sched_getaffinity(0)),
         "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }

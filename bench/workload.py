@@ -37,6 +37,24 @@ def raw_params(profile: dict | None = None) -> dict:
     return merge(raw, profile) if profile else raw
 
 
+UPSTREAM = ("synthetic_dir", "base_model", "base_meta", "base_live", "surprisal_dir", "normalizer")
+"""The path keys of a run's inputs from the stages before train_cvae."""
+RUN_OUTPUTS = ("cvae_dir", "cvae_live", "eval_dir", "reports_dir")
+
+
+def on_completed_run(repo: Path, scratch: Path, cvae: dict) -> Params:
+    """This checkout's params with `cvae` merged into its cvae block, reading the upstream
+    outputs (world, base, surprisal, normalizer) of the completed run in `repo` and writing
+    the runs under `scratch`, never in `repo`."""
+    raw = raw_params()
+    for key in UPSTREAM:
+        raw["paths"][key] = str(repo / raw["paths"][key])
+    for key in RUN_OUTPUTS:
+        raw["paths"][key] = str(scratch / key)
+    raw["cvae"] = merge(raw["cvae"], cvae)
+    return parse_params(raw)
+
+
 def params_with(raw: dict, **overrides: dict) -> Params:
     """Validated params from `raw` with block overrides, e.g. params_with(raw, data={...})."""
     return parse_params(merge(raw, overrides))
