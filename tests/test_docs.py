@@ -1,5 +1,5 @@
 """The docs the code cites exist: every `docs/<page>.md#anchor` names a heading of that page,
-and every relative link in the README and docs/ points at a file that exists."""
+and every relative link in the README, docs/ and reports/ points at a file that exists."""
 
 from __future__ import annotations
 
@@ -49,9 +49,15 @@ def test_every_cited_anchor_is_a_heading_of_its_page() -> None:
     assert missing == []
 
 
-def test_every_relative_link_of_the_readme_and_docs_resolves() -> None:
+def test_every_relative_link_of_the_readme_docs_and_reports_resolves() -> None:
+    """Reports included: an example's copied report must link to docs/ from where it sits."""
     broken = []
-    for page in [REPO_ROOT / "README.md", *DOCS.glob("*.md")]:
+    pages = [
+        REPO_ROOT / "README.md",
+        *DOCS.glob("*.md"),
+        *REPO_ROOT.joinpath("reports").rglob("*.md"),
+    ]
+    for page in pages:
         for target, anchor in LINK.findall(page.read_text()):
             if "://" in target:
                 continue
