@@ -11,6 +11,7 @@ from __future__ import annotations
 from zgain.core.cli import run_stage
 from zgain.core.io import sweep_temporaries
 from zgain.params import Params, load_params
+from zgain.report.controller import controller_ends
 from zgain.report.curves import CURVE_QUANTITIES, learning_curves
 from zgain.report.document import build_report, write_report
 from zgain.report.frontier import headline_rate
@@ -26,7 +27,8 @@ def run(params: Params) -> None:
         quantity: learning_curves(params.paths.cvae_live, variants, headline, seeds, quantity)
         for quantity in CURVE_QUANTITIES
     }
-    write_report(build_report(by_rate, params, curves), params.paths.reports_dir)
+    controller = controller_ends(params.paths.cvae_live, by_rate)
+    write_report(build_report(by_rate, params, controller, curves), params.paths.reports_dir)
 
 
 def main() -> None:

@@ -163,12 +163,13 @@ def curve_value(quantity: str, variant: str, seed: int, step: int) -> float:
 
 
 def write_curves(live_dir: Path, variant: str, rate: float, seed: int) -> None:
-    """dvclive-style TSVs (`step`, quantity) of every CURVE_QUANTITIES for one run."""
+    """dvclive-style TSVs (`step`, quantity) of every CURVE_QUANTITIES and the rate
+    controller's KL average `kl_ema` for one run."""
     from zgain.report.curves import CURVE_QUANTITIES
 
     where = Run(variant, rate, seed).live_dir(live_dir) / "plots" / "metrics"
     where.mkdir(parents=True, exist_ok=True)
-    for quantity in CURVE_QUANTITIES:
+    for quantity in (*CURVE_QUANTITIES, "kl_ema"):
         lines = [f"step\t{quantity}"] + [
             f"{step}\t{curve_value(quantity, variant, seed, step)}" for step in CURVE_STEPS
         ]
@@ -191,14 +192,13 @@ def write_runs(
     live_dir: Path | None = None,
 ) -> None:
     """Every listed variant × rate × seed, plus the removed variant (on disk only), and the
-    headline runs' training curves under `live_dir` (default: `cvae_live` beside eval_dir)."""
+    runs' training curves under `live_dir` (default: `cvae_live` beside eval_dir)."""
     live_dir = live_dir or eval_dir.parent.parent / "dvclive" / "cvae"
     for variant in (*WEIGHTS, REMOVED):
         for rate in RATES:
             for seed in seeds:
                 write_run(eval_dir, variant, seed, sum_marginal, rate)
-        for seed in seeds:
-            write_curves(live_dir, variant, HEADLINE, seed)
+                write_curves(live_dir, variant, rate, seed)
 
 
 def make_params(

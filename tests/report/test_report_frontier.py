@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from zgain.core.runs import Run
+from zgain.report.controller import ControllerEnd
 from zgain.report.frontier import (
     frontier_plot,
     frontier_table,
@@ -106,11 +108,25 @@ def test_frontier_table_plot_and_rate_check() -> None:
         ("w", 1.0),
     ]
     assert plot.loc[plot["series"] == "w", "marginal_gain"].tolist() == pytest.approx([0.1, 0.1])
-    check = rate_check(by_rate)
+    settled = {
+        Run(variant, rate, seed): ControllerEnd(0.05, rate, rate * 0.99, rate * 1.01)
+        for variant in ("v", "w")
+        for rate in (0.5, 1.0)
+        for seed in SEEDS
+    }
+    # seed 2 of v: β pinned at the floor at C = 0.5; on target on the train batches at C = 1.0
+    ends = settled | {Run("v", 0.5, 2): ControllerEnd(1e-4, 0.3, 0.29, 0.31)}
+    check = rate_check(by_rate, ends, (1e-4, 10.0))
     flagged = check[check["off"]]
     # only seed 2 of v is more than 10% off (+20%); +5% is within tolerance
     assert flagged[["variant", "seed"]].drop_duplicates().values.tolist() == [["v", 2]]
     assert flagged["relative_error"].to_numpy() == pytest.approx([0.2, 0.2])
+    assert flagged["cause"].tolist() == ["beta_floor", "test_split"]
+    assert check.loc[~check["off"], "cause"].isna().all()
+    row = check[(check["variant"] == "v") & (check["rate"] == 0.5) & (check["seed"] == 2)]
+    assert row[["beta_end", "kl_ema_end", "kl_ema_low", "kl_ema_high"]].values.tolist() == [
+        [1e-4, 0.3, 0.29, 0.31]
+    ]
 
 
 def test_a_run_without_target_is_never_flagged() -> None:
@@ -118,5 +134,6 @@ def test_a_run_without_target_is_never_flagged() -> None:
         1.0, {"v": {"z_information": (0.0,) * 3, "marginal_gain": (0.0,) * 3, "kl": (5.0,) * 3}}
     )
     at.runs["kl_target"] = math.nan
-    check = rate_check({1.0: at})
+    check = rate_check({1.0: at}, {}, (1e-4, 10.0))  # no target: no controller state read
     assert not check["off"].any() and check["relative_error"].isna().all()
+    assert check["beta_end"].isna().all() and check["cause"].isna().all()

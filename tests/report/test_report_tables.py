@@ -183,6 +183,16 @@ def test_rate_check_flags_runs_more_than_ten_percent_off(built: tuple[Params, Pa
     assert check["off"].tolist() == (expected_error.abs() > 0.10).tolist()
     mean = check[(check["variant"] == BASELINE) & (check["rate"] == HEADLINE)]
     assert mean["off"].tolist() == [True, False, True]  # kl 2, 2.5, 3 against 2.5
+    # the fake curves end with kl_ema = 6.x, steady over their closing steps: drifting off C
+    ends = mean["kl_ema_end"].to_numpy()
+    assert ends == pytest.approx(
+        [curve_value("kl_ema", BASELINE, s, CURVE_STEPS[-1]) for s in SEEDS]
+    )
+    assert check.loc[check["off"], "cause"].eq("drifting").all()
+    assert check.loc[~check["off"], "cause"].isna().all()
+    summary = (reports / "summary.md").read_text()
+    why = next(line for line in summary.splitlines() if line.startswith("Why, from each run"))
+    assert f"in {int(check['off'].sum())} runs (" in why and "was steady" in why
 
 
 def test_learning_curves_join_every_headline_run(built: tuple[Params, Path]) -> None:

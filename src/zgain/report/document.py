@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from zgain.core.io import atomic_dir, atomic_path, write_json
-from zgain.core.runs import rate_label
+from zgain.core.runs import Run, rate_label
 from zgain.params import Params
 from zgain.report.adjust import (
     ADJUSTED_METRICS,
@@ -33,6 +33,7 @@ from zgain.report.commentary import (
     fmt_stats,
     winner_sentence,
 )
+from zgain.report.controller import ControllerEnd, beta_bounds
 from zgain.report.coverage import Coverage
 from zgain.report.devices import mixed_devices_lines
 from zgain.report.figures import build_figures, save_png
@@ -219,7 +220,9 @@ def summary_markdown(
     if not coverage.complete:
         lines += ["", "## Left out for this data", ""]
         lines += [f"- {line}." for line in coverage.left_out()]
-    check = rate_check_section(tables[RATE_CHECK_TABLE], tables[FRONTIER_TABLE], method, 1)
+    rate_target = params.cvae.common.rate_target
+    bounds = (rate_target.beta_min, rate_target.beta_max)
+    check = rate_check_section(tables[RATE_CHECK_TABLE], tables[FRONTIER_TABLE], method, 1, bounds)
     number = 2 if check else 1
     lines += ["", *check, "", "## Gain decomposition at each target rate"]
     lines += rate_sections(params, by_rate, tables, headline, method, n_seeds, number, coverage)
@@ -283,12 +286,15 @@ def runs_table(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:
 def build_report(
     by_rate: Mapping[float, EvalResults],
     params: Params,
+    controller: Mapping[Run, ControllerEnd],
     curves: Mapping[str, pd.DataFrame] | None = None,
 ) -> Report:
     """Every table, figure and metric of `reports/` for the listed runs at every target rate.
 
-    by_rate maps each target rate (params order) to its runs; curves holds the learning-curve
-    plot tables by quantity (zgain.report.curves), written as plots/learning_<quantity>.csv.
+    by_rate maps each target rate (params order) to its runs; controller holds the rate
+    controller's end state of every run with a target (zgain.report.controller); curves holds
+    the learning-curve plot tables by quantity (zgain.report.curves), written as
+    plots/learning_<quantity>.csv.
     """
     confidence = params.report.confidence
     latent_dim = params.cvae.common.model.latent_dim
@@ -328,7 +334,7 @@ def build_report(
     if coverage.strategies:
         tables[STRATEGY_TABLE] = information_by_strategy(results, coverage.strategies, confidence)
     tables[RUNS_TABLE] = runs_table(by_rate)
-    tables[RATE_CHECK_TABLE] = rate_check(by_rate)
+    tables[RATE_CHECK_TABLE] = rate_check(by_rate, controller, beta_bounds(params))
     tables[FRONTIER_TABLE] = frontier_table(by_rate, confidence)
     pair = twin_variants({v: params.cvae.variants[v].weights for v in results.variants})
     if pair is not None:

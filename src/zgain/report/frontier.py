@@ -15,8 +15,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from zgain.core.runs import Run
 from zgain.cvae.terms import terms_used
 from zgain.evaluate.schema import KL_TARGET_KEY
+from zgain.report.controller import ControllerEnd, miss_cause
 from zgain.report.loading import EvalResults
 from zgain.report.statistics import paired_row, t_interval
 
@@ -32,7 +34,20 @@ FRONTIER_METRICS = (
     "normalized_recovery",
 )
 FRONTIER_COLUMNS = ["variant", "rate", "metric", "mean", "low", "high", "n"]
-RATE_CHECK_COLUMNS = ["variant", "rate", "seed", KL_TARGET_KEY, "kl", "relative_error", "off"]
+RATE_CHECK_COLUMNS = [
+    "variant",
+    "rate",
+    "seed",
+    KL_TARGET_KEY,
+    "kl",
+    "relative_error",
+    "off",
+    "beta_end",
+    "kl_ema_end",
+    "kl_ema_low",
+    "kl_ema_high",
+    "cause",
+]
 TWIN_METRICS = ("z_information", "marginal_gain")
 TWIN_COLUMNS = ["rate", "metric", "mean", "low", "high", "n", "separated"]
 
@@ -47,27 +62,39 @@ def headline_rate(rates: Sequence[float], oracle_info: float) -> float:
     return min(rates, key=lambda rate: abs(rate - oracle_info))
 
 
-def rate_check(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:
-    """One row per run: its target KL, achieved test KL, kl/target − 1, and whether it is off.
+def rate_check(
+    by_rate: Mapping[float, EvalResults],
+    controller: Mapping[Run, ControllerEnd],
+    beta_bounds: tuple[float, float],
+) -> pd.DataFrame:
+    """One row per run: its target KL, achieved test KL, kl/target − 1, whether it is off, the
+    rate controller's state where training ended, and for a run that is off the cause
+    (zgain.report.controller; beta_bounds = (beta_min, beta_max)).
 
-    A run trained under a fixed β schedule has no target (NaN) and is never flagged.
+    A run trained under a fixed β schedule has no target (NaN), no controller state and is
+    never flagged; `controller` holds every run with a target.
     """
     rows = []
     for rate, results in by_rate.items():
         for _, run in results.runs.iterrows():
             target = float(run.get(KL_TARGET_KEY, math.nan))
             error = run["kl"] / target - 1.0 if math.isfinite(target) else math.nan
-            rows.append(
-                {
-                    "variant": run["variant"],
-                    "rate": rate,
-                    "seed": int(run["seed"]),
-                    KL_TARGET_KEY: target,
-                    "kl": float(run["kl"]),
-                    "relative_error": error,
-                    "off": bool(math.isfinite(error) and abs(error) > RATE_TOLERANCE),
-                }
-            )
+            off = bool(math.isfinite(error) and abs(error) > RATE_TOLERANCE)
+            row = {
+                "variant": run["variant"],
+                "rate": rate,
+                "seed": int(run["seed"]),
+                KL_TARGET_KEY: target,
+                "kl": float(run["kl"]),
+                "relative_error": error,
+                "off": off,
+            }
+            if math.isfinite(target):
+                end = controller[Run(run["variant"], rate, int(run["seed"]))]
+                row |= end.row()
+                if off:
+                    row["cause"] = miss_cause(end, target, *beta_bounds, RATE_TOLERANCE)
+            rows.append(row)
     return pd.DataFrame(rows, columns=RATE_CHECK_COLUMNS)
 
 

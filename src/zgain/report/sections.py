@@ -14,6 +14,7 @@ from zgain.core.runs import rate_label
 from zgain.params import DataParams, PairsParams, Params
 from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
 from zgain.report.commentary import fmt, fmt_stats, paired_sentence
+from zgain.report.controller import by_cause, cause_sentence
 from zgain.report.coverage import Coverage
 from zgain.report.frontier import RATE_TOLERANCE, TWIN_METRICS, off_target
 from zgain.report.loading import EvalResults
@@ -48,10 +49,15 @@ def caption(number: int, title: str, method: str, note: str = "") -> str:
 
 
 def rate_check_section(
-    check: pd.DataFrame, frontier: pd.DataFrame, method: str, number: int
+    check: pd.DataFrame,
+    frontier: pd.DataFrame,
+    method: str,
+    number: int,
+    beta_bounds: tuple[float, float],
 ) -> list[str]:
     """Table `number`: achieved test KL beside each target, and the runs more than
-    RATE_TOLERANCE off (nothing when no run targets a rate)."""
+    RATE_TOLERANCE off with the cause of each (docs/method.md#why-a-run-misses-its-rate;
+    nothing when no run targets a rate)."""
     targeted = check[check["kl_target"].notna()]
     if targeted.empty:
         return []
@@ -91,7 +97,25 @@ def rate_check_section(
             f"**{len(flagged)} of {len(targeted)} runs are more than {tolerance} off their "
             f"target**, so their rows compare at a different rate: {listed}."
         )
+        causes = [
+            f"in {plural(len(rows), 'run')} ({', '.join(run_labels(rows))}), "
+            + cause_sentence(cause, beta_bounds, RATE_TOLERANCE)
+            for cause, rows in by_cause(flagged).items()
+        ]
+        lines += [
+            "",
+            "Why, from each run's rate controller where its training ended (the last β and the "
+            "training batches' KL average, in the table's CSV; "
+            "docs/method.md#why-a-run-misses-its-rate): " + "; ".join(causes) + ".",
+        ]
     return lines
+
+
+def run_labels(rows: pd.DataFrame) -> list[str]:
+    """`variant C = c seed s` of each row."""
+    return [
+        f"{r['variant']} C = {rate_label(r['rate'])} seed {r['seed']}" for _, r in rows.iterrows()
+    ]
 
 
 def twin_section(
