@@ -119,3 +119,36 @@ def test_the_readme_gives_the_findings_own_rerun_command() -> None:
     assert fenced, "the README's results section has a command block"
     assert fenced[0].strip() == command
     assert command in (REPO_ROOT / "reports" / "summary.md").read_text()
+
+
+GRID = re.compile(
+    r"for (\d+) upstream stages, (\d+) variants × (\d+) seeds = (\d+) groups of `train_cvae` \+"
+    r" `evaluate`\s+\((\d+) target rates each: (\d+) runs, (\d+) steps a run\)"
+)
+
+
+def test_the_readme_describes_the_default_grid_of_params() -> None:
+    """The grid the README's `make repro` time is for is the one params.yaml and dvc.yaml set."""
+    import yaml
+
+    from zgain.params import parse_params
+
+    params = parse_params(yaml.safe_load((REPO_ROOT / "params.yaml").read_text()))
+    stages = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())["stages"]
+    upstream = [name for name in stages if name not in {"train_cvae", "evaluate", "report"}]
+    variants, seeds, rates = (
+        len(params.cvae.variants),
+        len(params.cvae.seeds),
+        len(params.cvae.rates),
+    )
+    found = GRID.search(" ".join((REPO_ROOT / "README.md").read_text().split()))
+    assert found, "the README states the default grid next to the make repro time"
+    assert [int(n) for n in found.groups()] == [
+        len(upstream),
+        variants,
+        seeds,
+        variants * seeds,
+        rates,
+        variants * seeds * rates,
+        params.cvae.common.steps,
+    ]
