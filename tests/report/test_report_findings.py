@@ -39,7 +39,12 @@ def test_verdicts_are_stated_per_rate(reports: Path) -> None:
     assert "example_inverse keeps a lower G^marg than token_mean (-0.093 [" in text
     assert "Equivalent within ±0.05 on capture: example_inverse and token_mean." in text
     assert "fact about this world until it is shown on others" in text
-    assert "[figures/frontier.png](figures/frontier.png)" in text
+    assert "](figures/frontier.png)" in text.splitlines()[-1]  # the figure closes the section
+    bullets = [line for line in text.splitlines() if line.startswith("- ")]
+    # the headline first, then the verdicts at the headline rate, then at the others
+    assert bullets[0].startswith("- Headline (C = ")
+    headline = bullets[0].removeprefix("- Headline (C = ").split(",")[0]
+    assert bullets[1].startswith(f"- At C = {headline}:")
     verdicts = pd.read_csv(reports / "tables" / "verdicts.csv")
     row = verdicts[
         (verdicts["metric"] == "marginal_gain")

@@ -188,8 +188,6 @@ def findings_lines(
         )
     if len(rates) == 1:
         lines.append("- One target rate: no frontier to follow, so the values are not adjusted.")
-    for rate in rates:
-        lines.append("- " + " ".join(rate_sentences(verdicts, rate)))
     lines.append(
         "- "
         + headline_sentence(
@@ -198,8 +196,10 @@ def findings_lines(
             results.split_value("oracle_info"),
             coverage.rank_metric,
         )
-        + f" The frontier: [{FRONTIER_FIGURE}]({FRONTIER_FIGURE})."
     )
+    # the headline rate's verdicts first, then the other rates in ascending order
+    for rate in [headline, *(r for r in rates if r != headline)]:
+        lines.append("- " + " ".join(rate_sentences(verdicts, rate)))
     lines += [
         f"- {line}"
         for line in negative_information(
@@ -209,6 +209,8 @@ def findings_lines(
     lines += [
         "- A ranking here is a fact about this world until it is shown on others. To rerun the "
         f"study on another world: `{rerun_command(params.data)}`.",
+        "",
+        f"![The frontier: each variant's metrics against the achieved KL]({FRONTIER_FIGURE})",
     ]
     return lines
 
