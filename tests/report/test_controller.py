@@ -60,7 +60,8 @@ def test_the_settling_range_scales_with_the_target() -> None:
 def test_cause_sentences_fill_in_the_bounds_and_the_tolerance() -> None:
     assert "beta_min = 0.0001" in cause_sentence("beta_floor", BOUNDS, TOLERANCE)
     assert "beta_max = 10" in cause_sentence("beta_ceiling", BOUNDS, TOLERANCE)
-    assert "more than 20% of C" in cause_sentence("unsettled", BOUNDS, TOLERANCE)
+    unsettled = cause_sentence("unsettled", BOUNDS, TOLERANCE)
+    assert "more than 20% of C over the last 25% of training" in unsettled
     assert "within 10% of C" in cause_sentence("test_split", BOUNDS, TOLERANCE)
     assert all("{" not in cause_sentence(c, BOUNDS, TOLERANCE) for c in CAUSES)
 

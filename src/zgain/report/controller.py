@@ -39,14 +39,14 @@ CAUSES = {
     "beta_ceiling": "β ended at its ceiling beta_max = {beta_max:g}, so the controller could not "
     "lower the rate further",
     "unsettled": "the controller had not settled: the training batches' KL average still "
-    "spanned more than {spread:.0%} of C over the last quarter of training",
-    "drifting": "the training batches' KL average was steady over the last quarter of training "
-    "but ended more than {tolerance:.0%} off C",
+    "spanned more than {spread:.0%} of C over the last {closing:.0%} of training",
+    "drifting": "the training batches' KL average was steady over the last {closing:.0%} of "
+    "training but ended more than {tolerance:.0%} off C",
     "test_split": "the training batches' KL average ended within {tolerance:.0%} of C: the "
     "controller met its target on the training batches, and the test split's KL differs",
 }
-"""Each cause's sentence (a template of beta_min, beta_max, tolerance and spread = twice the
-tolerance), in the order the causes are tried."""
+"""Each cause's sentence (a template of beta_min, beta_max, tolerance, spread = twice the
+tolerance and closing = SETTLE_FRACTION), in the order the causes are tried."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,11 @@ def cause_sentence(cause: str, beta_bounds: tuple[float, float], tolerance: floa
     """CAUSES[cause] with its figures filled in."""
     beta_min, beta_max = beta_bounds
     return CAUSES[cause].format(
-        beta_min=beta_min, beta_max=beta_max, tolerance=tolerance, spread=2 * tolerance
+        beta_min=beta_min,
+        beta_max=beta_max,
+        tolerance=tolerance,
+        spread=2 * tolerance,
+        closing=SETTLE_FRACTION,
     )
 
 
