@@ -25,7 +25,7 @@ import pandas as pd
 from zgain.core.runs import Run
 from zgain.evaluate.schema import KL_TARGET_KEY
 from zgain.params import Params
-from zgain.report.curves import read_curve
+from zgain.report.curves import curve_path, read_curve
 from zgain.report.loading import EvalResults
 
 SETTLE_FRACTION = 0.25
@@ -77,9 +77,8 @@ class ControllerEnd:
 
 def read_controller_end(live_dir: str | Path, run: Run) -> ControllerEnd:
     """One run's ControllerEnd from its dvclive curves (`beta.tsv`, `kl_ema.tsv`)."""
-    metrics = run.live_dir(live_dir) / "plots" / "metrics"
-    beta = read_curve(metrics / "beta.tsv", "beta")
-    kl_ema = read_curve(metrics / "kl_ema.tsv", "kl_ema")
+    beta = read_curve(curve_path(live_dir, run, "beta"), "beta")
+    kl_ema = read_curve(curve_path(live_dir, run, "kl_ema"), "kl_ema")
     return ControllerEnd.of(beta, kl_ema)
 
 

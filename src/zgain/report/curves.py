@@ -20,6 +20,11 @@ CURVE_QUANTITIES = ("kl", "beta", "recon", "val_z_information")
 """The quantities joined across runs (KL, β, the weighted reconstruction, validation I^θ)."""
 
 
+def curve_path(live_dir: str | Path, run: Run, quantity: str) -> Path:
+    """Where dvclive writes one run's curve of `quantity`."""
+    return run.live_dir(live_dir) / "plots" / "metrics" / f"{quantity}.tsv"
+
+
 def read_curve(path: Path, quantity: str) -> pd.Series:
     """One run's logged values of `quantity`, indexed by step."""
     if not path.is_file():
@@ -46,8 +51,7 @@ def learning_curves(
     frames = []
     for variant in variants:
         for seed in seeds:
-            where = Run(variant, rate, seed).live_dir(live_dir)
-            path = where / "plots" / "metrics" / f"{quantity}.tsv"
+            path = curve_path(live_dir, Run(variant, rate, seed), quantity)
             curve = read_curve(path, quantity).reset_index()
             curve.insert(1, "series", f"{variant}/seed{seed}")
             frames.append(curve)

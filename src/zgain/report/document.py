@@ -220,9 +220,9 @@ def summary_markdown(
     if not coverage.complete:
         lines += ["", "## Left out for this data", ""]
         lines += [f"- {line}." for line in coverage.left_out()]
-    rate_target = params.cvae.common.rate_target
-    bounds = (rate_target.beta_min, rate_target.beta_max)
-    check = rate_check_section(tables[RATE_CHECK_TABLE], tables[FRONTIER_TABLE], method, 1, bounds)
+    check = rate_check_section(
+        tables[RATE_CHECK_TABLE], tables[FRONTIER_TABLE], method, 1, beta_bounds(params)
+    )
     number = 2 if check else 1
     lines += ["", *check, "", "## Gain decomposition at each target rate"]
     lines += rate_sections(params, by_rate, tables, headline, method, n_seeds, number, coverage)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from zgain.core.runs import rate_label
+from zgain.core.runs import Run, rate_label
 from zgain.params import DataParams, PairsParams, Params
 from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
 from zgain.report.commentary import fmt, fmt_stats, paired_sentence
@@ -89,8 +89,7 @@ def rate_check_section(
         lines.append(f"All {len(targeted)} runs reached their target within {tolerance}.")
     else:
         listed = "; ".join(
-            f"{r['variant']} C = {rate_label(r['rate'])} seed {r['seed']}: kl {fmt(r['kl'])} "
-            f"({r['relative_error']:+.0%})"
+            f"{row_run(r).label}: kl {fmt(r['kl'])} ({r['relative_error']:+.0%})"
             for _, r in flagged.iterrows()
         )
         lines.append(
@@ -98,7 +97,7 @@ def rate_check_section(
             f"target**, so their rows compare at a different rate: {listed}."
         )
         causes = [
-            f"in {plural(len(rows), 'run')} ({', '.join(run_labels(rows))}), "
+            f"in {plural(len(rows), 'run')} ({run_labels(rows)}), "
             + cause_sentence(cause, beta_bounds, RATE_TOLERANCE)
             for cause, rows in by_cause(flagged).items()
         ]
@@ -111,11 +110,14 @@ def rate_check_section(
     return lines
 
 
-def run_labels(rows: pd.DataFrame) -> list[str]:
-    """`variant C = c seed s` of each row."""
-    return [
-        f"{r['variant']} C = {rate_label(r['rate'])} seed {r['seed']}" for _, r in rows.iterrows()
-    ]
+def row_run(row: pd.Series) -> Run:
+    """The run a rate-check row describes."""
+    return Run(row["variant"], float(row["rate"]), int(row["seed"]))
+
+
+def run_labels(rows: pd.DataFrame) -> str:
+    """The runs of rate-check rows, named as Run.label names them."""
+    return ", ".join(row_run(r).label for _, r in rows.iterrows())
 
 
 def twin_section(
