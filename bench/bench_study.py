@@ -54,9 +54,16 @@ PEAK_SIZE = 2048
 """Side of the square fp32 matmul whose speed stands for the machine's peak."""
 
 
-def stage(root: Path, module: str, threads: int) -> None:
+PER_TENSOR_ADAM = "import zgain.cvae.fit as f; f.fused_adam = lambda device: False"
+"""A stage's prelude that gives its runs Adam's per-tensor loop instead of the fused kernel."""
+
+
+def stage(root: Path, module: str, threads: int, prelude: str = "") -> None:
+    """Run stage `module` for (VARIANT, seed 0) in `root` as its own process; `prelude` is
+    Python run first in that process (a lever's patch; forked members inherit it)."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "ZGAIN_THREADS": str(threads)}
-    args = [sys.executable, "-m", f"stages.{module}", "--variant", VARIANT, "--seed", "0"]
+    run = f"{prelude}\nimport runpy; runpy.run_module('stages.{module}', run_name='__main__')"
+    args = [sys.executable, "-c", run, "--variant", VARIANT, "--seed", "0"]
     done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{module} in {root} failed: {done.stderr[-2000:]}")
@@ -84,8 +91,21 @@ def study_seconds(raw: dict, steps: int, repeats: int, threads: int) -> dict[str
             stage(grouped, "train_cvae", threads)
             stage(grouped, "evaluate", threads)
 
+        def grouped_train_per_tensor_adam() -> None:
+            stage(grouped, "train_cvae", threads, PER_TENSOR_ADAM)
+
+        def grouped_train() -> None:
+            stage(grouped, "train_cvae", threads)
+
         times = interleaved(
-            {"one-run stages": one_run_stages, "grouped stages": grouped_stages}, repeats, 0
+            {
+                "one-run stages": one_run_stages,
+                "grouped stages": grouped_stages,
+                "grouped train_cvae, fused Adam": grouped_train,
+                "grouped train_cvae, per-tensor Adam": grouped_train_per_tensor_adam,
+            },
+            repeats,
+            0,
         )
         for root, expected in [(grouped, len(rates)), *((r, 1) for r in solo)]:
             written = list((root / params.paths.cvae_dir / VARIANT / "seed0").glob("rate*.pt"))
@@ -107,6 +127,23 @@ def two_fused_calls(memory: Memory, q: Tensor, k: Tensor, v: Tensor, dropout: fl
     return causal + gate * (joint - causal)
 
 
+def torch_softmax_attend(memory: Memory, q: Tensor, k: Tensor, v: Tensor, dropout: float) -> Tensor:
+    """`Memory.attend` with the causal weights from torch's softmax and ℓ from its logsumexp
+    (two passes over the scores): the same value, the earlier form."""
+    seq, scale = q.shape[2], q.shape[-1] ** -0.5
+    future = torch.ones(seq, seq, dtype=torch.bool).triu(1)
+    scores = ((q @ k.transpose(2, 3)) * scale).masked_fill(future, float("-inf"))
+    share = torch.sigmoid(
+        (q * memory.keys).sum(dim=3, keepdim=True) * scale - scores.logsumexp(dim=3, keepdim=True)
+    )
+    weights, slot = scores.softmax(dim=3), share
+    if dropout:
+        weights, slot = F.dropout(weights, dropout), F.dropout(share, dropout)
+    causal = weights @ v
+    gate = torch.tanh(memory.gate)[None, :, None, None]
+    return causal + gate * (slot * memory.values - share * causal)
+
+
 def evaluation_seconds(raw: dict, threads: int, repeats: int = 3) -> dict[str, float]:
     """Median seconds to score 256 examples at the default K, with `Memory.attend` as is and
     as two fused calls, interleaved."""
@@ -126,8 +163,20 @@ def evaluation_seconds(raw: dict, threads: int, repeats: int = 3) -> dict[str, f
         with mock.patch.object(Memory, "attend", two_fused_calls):
             score()
 
+    def score_torch_softmax() -> None:
+        with mock.patch.object(Memory, "attend", torch_softmax_attend):
+            score()
+
     torch.set_num_threads(threads)
-    times = interleaved({"one score matrix": score, "two fused calls": score_two_calls}, repeats, 1)
+    times = interleaved(
+        {
+            "one score matrix": score,
+            "two fused calls": score_two_calls,
+            "torch's softmax": score_torch_softmax,
+        },
+        repeats,
+        1,
+    )
     return {name: median(t) for name, t in times.items()}
 
 
@@ -139,10 +188,12 @@ def step_levers(raw: dict, threads: int, steps: int = 30) -> dict[str, float]:
     surprisal = work.surprisal
     batch_size = params.cvae.common.batch_size
 
+    fused = {"value": True}
+
     def member():
         torch.manual_seed(0)
         model = work.cvae().train()
-        optimizer = torch.optim.Adam(param_groups(model, 1e-3, 1e-4))
+        optimizer = torch.optim.Adam(param_groups(model, 1e-3, 1e-4), fused=fused["value"])
         return model, optimizer, torch.Generator().manual_seed(0)
 
     def run(members: int, shared_reader: bool, prefix: bool, n: int) -> float:
@@ -185,6 +236,16 @@ def step_levers(raw: dict, threads: int, steps: int = 30) -> dict[str, float]:
     torch.set_num_threads(threads)
     with mock.patch.object(Memory, "attend", two_fused_calls):
         out["solo, every thread, memory attention as two fused calls"] = run(1, False, True, steps)
+    with mock.patch.object(Memory, "attend", torch_softmax_attend):
+        out["solo, every thread, memory attention with torch's softmax"] = run(
+            1, False, True, steps
+        )
+    fused["value"] = False
+    out["solo, every thread, Adam's per-tensor loop"] = run(1, False, True, steps)
+    torch.set_num_threads(1)
+    out["solo, one thread, Adam's per-tensor loop"] = run(1, False, True, steps)
+    torch.set_num_threads(threads)
+    fused["value"] = True
     model, _, noise = member()
     part = select(work.batch, torch.arange(batch_size))
     with FlopCounterMode(display=False) as counter:
@@ -209,7 +270,7 @@ def measure(raw: dict, steps: int, repeats: int) -> Section:
     study = study_seconds(raw, steps, repeats, threads)
     levers = step_levers(raw, threads)
     scoring = evaluation_seconds(raw, threads)
-    per_hour = {name: 3600 * n_runs / seconds for name, seconds in study.items()}
+    per_hour = {name: 3600 * n_runs / study[name] for name in ("one-run stages", "grouped stages")}
     ratio = per_hour["grouped stages"] / per_hour["one-run stages"]
     bound_ms = 1e3 * levers["flops"] / levers["peak_flops"]
     solo_ms = levers["solo, every thread"]
@@ -233,6 +294,9 @@ def measure(raw: dict, steps: int, repeats: int) -> Section:
     )
     for name in (
         "solo, every thread, memory attention as two fused calls",
+        "solo, every thread, memory attention with torch's softmax",
+        "solo, every thread, Adam's per-tensor loop",
+        "solo, one thread, Adam's per-tensor loop",
         "solo, every thread, separate reader passes",
         "solo, one thread",
         "2 in lockstep, one thread, shared reader",
@@ -248,12 +312,24 @@ def measure(raw: dict, steps: int, repeats: int) -> Section:
             f"({threads * solo_ms / one:.2f}×, if the processes do not slow each other)",
         )
     )
+    ours = scoring["one score matrix"]
+    forms = ", ".join(
+        f"{name} {scoring[name]:.2f} ({scoring[name] / ours:.2f}×)"
+        for name in ("two fused calls", "torch's softmax")
+    )
     rows.append(
         Row(
-            "evaluation of 256 examples (s): memory attention from one score matrix vs two "
-            "fused calls",
-            f"{scoring['one score matrix']:.2f} vs {scoring['two fused calls']:.2f} "
-            f"({scoring['two fused calls'] / scoring['one score matrix']:.2f}×)",
+            "evaluation of 256 examples (s): memory attention from one score matrix and one "
+            "exponential pass vs its earlier forms",
+            f"{ours:.2f}; {forms}",
+        )
+    )
+    fused_s = study["grouped train_cvae, fused Adam"]
+    loop_s = study["grouped train_cvae, per-tensor Adam"]
+    rows.append(
+        Row(
+            "grouped train_cvae stage (s): fused Adam vs Adam's per-tensor loop",
+            f"{fused_s:.1f} vs {loop_s:.1f} ({loop_s / fused_s:.2f}×)",
         )
     )
     return Section(

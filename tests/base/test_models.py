@@ -102,3 +102,26 @@ def test_devices() -> None:
             resolve_device("cuda")
     with autocast_context(torch.device("cpu")):
         assert not torch.is_autocast_enabled("cpu")
+
+
+def test_one_exponential_pass_gives_softmax_and_logsumexp_with_their_gradients() -> None:
+    """Rows with masked (-inf) keys, as the causal memory attention builds them: the values and
+    the gradients of any weighted sum of both outputs equal torch's softmax and logsumexp."""
+    from zgain.base.model import softmax_and_log_normalizer
+
+    torch.manual_seed(0)
+    future = torch.ones(7, 7, dtype=torch.bool).triu(1)
+    raw = (10 * torch.randn(3, 2, 7, 7, dtype=torch.float64)).masked_fill(future, float("-inf"))
+    mix_w, mix_l = torch.randn(3, 2, 7, 7, dtype=torch.float64), torch.randn(3, 2, 7, 1)
+    grads = []
+    for fn in (
+        softmax_and_log_normalizer,
+        lambda s: (s.softmax(dim=-1), s.logsumexp(dim=-1, keepdim=True)),
+    ):
+        scores = raw.clone().requires_grad_(True)
+        weights, norm = fn(scores)
+        ((weights * mix_w).sum() + (norm * mix_l.double()).sum()).backward()
+        grads.append((weights.detach(), norm.detach(), scores.grad))
+    for ours, reference in zip(grads[0], grads[1], strict=True):
+        torch.testing.assert_close(ours, reference, rtol=1e-12, atol=1e-12)
+    assert torch.all(grads[0][0].masked_select(future) == 0)  # no weight on a future key

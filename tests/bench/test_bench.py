@@ -115,17 +115,20 @@ def test_memory_benchmark_measures_each_stage_process(tiny_raw) -> None:
     )
 
 
-def test_study_bench_reference_attention_equals_the_library_one() -> None:
-    """The study bench's lever times `Memory.attend` against two fused attention calls: both
-    must give the same values (and gradients) for the comparison to be one of speed alone."""
-    from bench.bench_study import two_fused_calls
+@pytest.mark.parametrize("form", ["two_fused_calls", "torch_softmax_attend"])
+def test_study_bench_reference_attention_equals_the_library_one(form: str) -> None:
+    """The study bench's levers time `Memory.attend` against its earlier forms (two fused
+    attention calls; torch's softmax and logsumexp): each must give the same values (and
+    gradients) for the comparison to be one of speed alone."""
+    import bench.bench_study
     from zgain.base.model import Memory
 
+    reference_form = getattr(bench.bench_study, form)
     gen = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(3, 4, 6, 8, generator=gen, requires_grad=True) for _ in range(3))
     keys, values = (torch.randn(3, 4, 1, 8, generator=gen) for _ in range(2))
     memory = Memory(keys, values, torch.tensor([0.5, -0.3, 1.0, 0.0]))
-    ours, reference = memory.attend(q, k, v, 0.0), two_fused_calls(memory, q, k, v, 0.0)
+    ours, reference = memory.attend(q, k, v, 0.0), reference_form(memory, q, k, v, 0.0)
     assert torch.allclose(ours, reference, atol=1e-6)
     grads = torch.autograd.grad(ours.square().sum(), (q, k, v))
     reference_grads = torch.autograd.grad(reference.square().sum(), (q, k, v))

@@ -35,6 +35,23 @@ def init_weights(module: nn.Module) -> None:
         nn.init.normal_(module.weight, std=INIT_STD)
 
 
+def softmax_and_log_normalizer(scores: Tensor) -> tuple[Tensor, Tensor]:
+    """softmax(scores) over the last axis and its log-normalizer ℓ = logsumexp, from one
+    exponential pass: e = exp(s − m) with m the row maximum, softmax = e / Σe, ℓ = m + log Σe.
+
+    Every row needs one finite score (a causal row sees its own key). m is held constant for
+    autograd: both values are exactly invariant to it, so the gradients are those of softmax
+    and logsumexp. On CPU, torch's softmax over rows this short (a dozen or so keys) measured
+    slower than the whole of this (docs/performance.md#memory-attention).
+    """
+    # bf16 scores under autocast: normalize in float32 (at least), as softmax does
+    wide = scores.to(torch.promote_types(scores.dtype, torch.float32))
+    peak = wide.amax(dim=-1, keepdim=True).detach()
+    shifted = (wide - peak).exp()
+    total = shifted.sum(dim=-1, keepdim=True)
+    return (shifted / total).to(scores.dtype), peak + total.log()
+
+
 @dataclass(frozen=True)
 class Memory:
     """One extra attention slot for a causal block: key and value (B, nh, 1, hs), gate (nh,)."""
@@ -54,18 +71,17 @@ class Memory:
 
         Both come from one score matrix: with ℓ the log-normalizer of the causal scores, the
         slot's weight in the joint softmax is w = σ(s_slot − ℓ) and joint = (1 − w) · causal
-        + w · v_slot exactly, so the output is causal + tanh(gate) · w · (v_slot − causal). On
-        the short sequences here this measured about as fast as two fused attention calls in a
-        train step and a little faster in evaluation (docs/performance.md). Dropout (training)
-        masks the causal weights and the slot's weight.
+        + w · v_slot exactly, so the output is causal + tanh(gate) · w · (v_slot − causal).
+        The causal weights and ℓ come from one exponential pass (`softmax_and_log_normalizer`).
+        Dropout (training) masks the causal weights and the slot's weight.
         """
         seq, scale = q.shape[2], q.shape[-1] ** -0.5
         future = torch.ones(seq, seq, dtype=torch.bool, device=q.device).triu(1)
         scores = ((q @ k.transpose(2, 3)) * scale).masked_fill(future, float("-inf"))
-        causal_norm = scores.logsumexp(dim=3, keepdim=True)  # ℓ (B, nh, S, 1)
+        weights, causal_norm = softmax_and_log_normalizer(scores)  # ℓ (B, nh, S, 1)
         keys, values = self.keys.to(q.dtype), self.values.to(v.dtype)
         share = torch.sigmoid((q * keys).sum(dim=3, keepdim=True) * scale - causal_norm)
-        weights, slot = scores.softmax(dim=3), share
+        slot = share
         if dropout:
             weights, slot = F.dropout(weights, dropout), F.dropout(share, dropout)
         causal = weights @ v  # (B, nh, S, hs)
