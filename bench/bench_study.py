@@ -42,6 +42,7 @@ from bench.workload import (  # noqa: E402
     save_fresh_base,
     workload,
 )
+from zgain.base import model as base_model  # noqa: E402
 from zgain.base.model import Memory  # noqa: E402
 from zgain.core.environment import available_cpus  # noqa: E402
 from zgain.core.sequences import minibatches, select  # noqa: E402
@@ -127,26 +128,23 @@ def two_fused_calls(memory: Memory, q: Tensor, k: Tensor, v: Tensor, dropout: fl
     return causal + gate * (joint - causal)
 
 
+def torch_softmax_and_log_normalizer(scores: Tensor) -> tuple[Tensor, Tensor]:
+    """The causal weights from torch's softmax and ℓ from its logsumexp: two passes over the
+    scores, the earlier form of `softmax_and_log_normalizer`."""
+    return scores.softmax(dim=-1), scores.logsumexp(dim=-1, keepdim=True)
+
+
 def torch_softmax_attend(memory: Memory, q: Tensor, k: Tensor, v: Tensor, dropout: float) -> Tensor:
-    """`Memory.attend` with the causal weights from torch's softmax and ℓ from its logsumexp
-    (two passes over the scores): the same value, the earlier form."""
-    seq, scale = q.shape[2], q.shape[-1] ** -0.5
-    future = torch.ones(seq, seq, dtype=torch.bool).triu(1)
-    scores = ((q @ k.transpose(2, 3)) * scale).masked_fill(future, float("-inf"))
-    share = torch.sigmoid(
-        (q * memory.keys).sum(dim=3, keepdim=True) * scale - scores.logsumexp(dim=3, keepdim=True)
-    )
-    weights, slot = scores.softmax(dim=3), share
-    if dropout:
-        weights, slot = F.dropout(weights, dropout), F.dropout(share, dropout)
-    causal = weights @ v
-    gate = torch.tanh(memory.gate)[None, :, None, None]
-    return causal + gate * (slot * memory.values - share * causal)
+    """`Memory.attend` with its weights and ℓ from torch's softmax and logsumexp."""
+    with mock.patch.object(
+        base_model, "softmax_and_log_normalizer", torch_softmax_and_log_normalizer
+    ):
+        return memory.attend(q, k, v, dropout)
 
 
 def evaluation_seconds(raw: dict, threads: int, repeats: int = 3) -> dict[str, float]:
-    """Median seconds to score 256 examples at the default K, with `Memory.attend` as is and
-    as two fused calls, interleaved."""
+    """Median seconds to score 256 examples at the default K, with `Memory.attend` as is and in
+    its earlier forms (two fused calls; torch's softmax), interleaved."""
     params = params_with(raw)
     work = workload(params, 256)
     torch.manual_seed(0)
