@@ -19,8 +19,6 @@ import os
 os.environ.setdefault("TQDM_DISABLE", "1")
 
 import argparse  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -32,9 +30,9 @@ from torch import Tensor  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from bench.bench_memory import prepare  # noqa: E402
+from bench.study_levers import stacked_linears_ms, stage, stage_breakdown, start_up_rows  # noqa: E402
 from bench.timing import Row, Section, interleaved, machine, median  # noqa: E402
 from bench.workload import (  # noqa: E402
-    REPO_ROOT,
     VARIANT,
     merge,
     params_with,
@@ -46,6 +44,7 @@ from zgain.base import model as base_model  # noqa: E402
 from zgain.base.model import Memory  # noqa: E402
 from zgain.core.environment import available_cpus  # noqa: E402
 from zgain.core.sequences import minibatches, select  # noqa: E402
+from zgain.core.sidebyside import plan  # noqa: E402
 from zgain.cvae.fit import ReaderFeatures, batch_loss, param_groups  # noqa: E402
 from zgain.evaluate.scoring import evaluate_examples  # noqa: E402
 
@@ -55,23 +54,18 @@ PEAK_SIZE = 2048
 """Side of the square fp32 matmul whose speed stands for the machine's peak."""
 
 
+STAGES = ("train_cvae", "evaluate")
+"""The group stages, in the order a run goes through them."""
+
 PER_TENSOR_ADAM = "import zgain.cvae.fit as f; f.fused_adam = lambda device: False"
 """A stage's prelude that gives its runs Adam's per-tensor loop instead of the fused kernel."""
 
 
-def stage(root: Path, module: str, threads: int, prelude: str = "") -> None:
-    """Run stage `module` for (VARIANT, seed 0) in `root` as its own process; `prelude` is
-    Python run first in that process (a lever's patch; forked members inherit it)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "ZGAIN_THREADS": str(threads)}
-    run = f"{prelude}\nimport runpy; runpy.run_module('stages.{module}', run_name='__main__')"
-    args = [sys.executable, "-c", run, "--variant", VARIANT, "--seed", "0"]
-    done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{module} in {root} failed: {done.stderr[-2000:]}")
-
-
-def study_seconds(raw: dict, steps: int, repeats: int, threads: int) -> dict[str, float]:
-    """Median seconds to train and evaluate every rate of one group, both ways."""
+def study_seconds(
+    raw: dict, steps: int, repeats: int, threads: int
+) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Median seconds to train and evaluate every rate of one group, both ways; then where one
+    one-run stage process's seconds go, per stage (`stage_breakdown`, one run each)."""
     rates = raw["cvae"]["rates"]
     raw = merge(raw, {"cvae": {"common": {"steps": steps}}})
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,7 +106,8 @@ def study_seconds(raw: dict, steps: int, repeats: int, threads: int) -> dict[str
             written = list((root / params.paths.cvae_dir / VARIANT / "seed0").glob("rate*.pt"))
             if len(written) != expected:
                 raise RuntimeError(f"{root}: {len(written)} checkpoints, expected {expected}")
-    return {name: median(t) for name, t in times.items()}
+        breakdown = {name: stage_breakdown(solo[0], name, threads) for name in STAGES}
+    return {name: median(t) for name, t in times.items()}, breakdown
 
 
 def two_fused_calls(memory: Memory, q: Tensor, k: Tensor, v: Tensor, dropout: float) -> Tensor:
@@ -134,12 +129,16 @@ def torch_softmax_and_log_normalizer(scores: Tensor) -> tuple[Tensor, Tensor]:
     return scores.softmax(dim=-1), scores.logsumexp(dim=-1, keepdim=True)
 
 
+LIBRARY_ATTEND = Memory.attend
+"""`Memory.attend` as the library defines it (the levers patch the class attribute)."""
+
+
 def torch_softmax_attend(memory: Memory, q: Tensor, k: Tensor, v: Tensor, dropout: float) -> Tensor:
     """`Memory.attend` with its weights and ℓ from torch's softmax and logsumexp."""
     with mock.patch.object(
         base_model, "softmax_and_log_normalizer", torch_softmax_and_log_normalizer
     ):
-        return memory.attend(q, k, v, dropout)
+        return LIBRARY_ATTEND(memory, q, k, v, dropout)
 
 
 def evaluation_seconds(raw: dict, threads: int, repeats: int = 3) -> dict[str, float]:
@@ -265,9 +264,11 @@ def step_levers(raw: dict, threads: int, steps: int = 30) -> dict[str, float]:
 def measure(raw: dict, steps: int, repeats: int) -> Section:
     threads = available_cpus()
     n_runs = len(raw["cvae"]["rates"])
-    study = study_seconds(raw, steps, repeats, threads)
+    study, breakdown = study_seconds(raw, steps, repeats, threads)
     levers = step_levers(raw, threads)
     scoring = evaluation_seconds(raw, threads)
+    members = len(plan(n_runs, threads, "cpu").shares(range(n_runs))[0])
+    stacking = stacked_linears_ms(workload(params_with(raw), 256), members, 1)
     per_hour = {name: 3600 * n_runs / study[name] for name in ("one-run stages", "grouped stages")}
     ratio = per_hour["grouped stages"] / per_hour["one-run stages"]
     bound_ms = 1e3 * levers["flops"] / levers["peak_flops"]
@@ -322,6 +323,15 @@ def measure(raw: dict, steps: int, repeats: int) -> Section:
             f"{ours:.2f}; {forms}",
         )
     )
+    rows.append(
+        Row(
+            f"stacked members' linear layers ({members} members, one batched matmul per layer) "
+            "vs one linear per member: decoder shapes in a step, forward + backward, one thread",
+            f"{stacking['stacked']:.1f} vs {stacking['one per member']:.1f} ms "
+            f"({stacking['one per member'] / stacking['stacked']:.2f}×)",
+        )
+    )
+    rows.extend(start_up_rows(breakdown, study["one-run stages"], n_runs))
     fused_s = study["grouped train_cvae, fused Adam"]
     loop_s = study["grouped train_cvae, per-tensor Adam"]
     rows.append(

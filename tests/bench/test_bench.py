@@ -185,3 +185,39 @@ def test_wall_time_records_a_command_that_succeeds_and_only_then(tmp_path) -> No
     records = json.loads(out.read_text())
     assert set(records) == {"ok"}
     assert records["ok"]["seconds"] >= 0 and records["ok"]["command"].endswith("-c pass")
+
+
+def test_stacked_members_linear_equals_one_linear_per_member() -> None:
+    """The stacking lever times one batched matmul against a linear per member: the same
+    values and gradients, so the comparison is one of speed alone."""
+    from bench.study_levers import per_member_linear, stacked_linear
+
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 5, 4, generator=gen, requires_grad=True)
+    weight = torch.randn(3, 6, 4, generator=gen, requires_grad=True)
+    bias = torch.randn(3, 6, generator=gen, requires_grad=True)
+    stacked = stacked_linear(x, weight, bias)
+    apart = torch.stack(per_member_linear(list(x), list(weight), list(bias)))
+    assert stacked.shape == (3, 5, 6) and torch.allclose(stacked, apart, atol=1e-6)
+    grads = torch.autograd.grad(stacked.square().sum(), (x, weight, bias))
+    apart_grads = torch.autograd.grad(apart.square().sum(), (x, weight, bias))
+    assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(grads, apart_grads, strict=True))
+
+
+def test_stage_breakdown_times_each_work_function_of_a_stage_process(tiny_raw, tmp_path) -> None:
+    from bench.study_levers import WORK, stage_breakdown, start_up_rows
+    from bench.workload import save_fresh_base
+
+    raw = merge(tiny_raw, {"data": {"n_train": 200, "n_test": 40}, "cvae": {"rates": [1.0]}})
+    base = save_fresh_base(params_with(raw), tmp_path / "base.pt")
+    root = bench_memory.prepare(tmp_path / "project", raw, base)
+    breakdown = {name: stage_breakdown(root, name, 1) for name in WORK}
+    for name, parts in breakdown.items():
+        work = [parts[function] for _, function in WORK[name]]
+        assert all(seconds > 0 for seconds in work)
+        # the wall is the work plus the fixed cost; a process's start-up takes a while
+        assert parts["fixed"] + sum(work) == pytest.approx(parts["wall"])
+        assert parts["fixed"] > 0.5
+    rows = start_up_rows(breakdown, one_run_seconds=100.0, n_runs=3)
+    saved = 2 * (breakdown["train_cvae"]["fixed"] + breakdown["evaluate"]["fixed"])
+    assert rows[-1].value == f"{saved:.1f} s, {saved / 100:.0%} of the one-run stages' time"
