@@ -26,7 +26,7 @@ import yaml  # noqa: E402
 
 from bench import workload as wl  # noqa: E402
 from bench.bench_memory import prepare  # noqa: E402
-from bench.bench_study import stage  # noqa: E402
+from bench.study_levers import stage  # noqa: E402
 from bench.timing import machine  # noqa: E402
 from zgain.cvae.fit import fit_cvae  # noqa: E402
 

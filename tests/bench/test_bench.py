@@ -120,10 +120,10 @@ def test_study_bench_reference_attention_equals_the_library_one(form: str) -> No
     """The study bench's levers time `Memory.attend` against its earlier forms (two fused
     attention calls; torch's softmax and logsumexp): each must give the same values (and
     gradients) for the comparison to be one of speed alone."""
-    import bench.bench_study
+    import bench.attention_forms
     from zgain.base.model import Memory
 
-    reference_form = getattr(bench.bench_study, form)
+    reference_form = getattr(bench.attention_forms, form)
     gen = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(3, 4, 6, 8, generator=gen, requires_grad=True) for _ in range(3))
     keys, values = (torch.randn(3, 4, 1, 8, generator=gen) for _ in range(2))
@@ -221,3 +221,48 @@ def test_stage_breakdown_times_each_work_function_of_a_stage_process(tiny_raw, t
     rows = start_up_rows(breakdown, one_run_seconds=100.0, n_runs=3)
     saved = 2 * (breakdown["train_cvae"]["fixed"] + breakdown["evaluate"]["fixed"])
     assert rows[-1].value == f"{saved:.1f} s, {saved / 100:.0%} of the one-run stages' time"
+
+
+def test_earlier_step_prelude_patches_the_three_levers_and_trains_the_same_run(
+    tiny_raw, tmp_path
+) -> None:
+    """The study bench's baseline runs the step as it was before the engine: the prelude must
+    switch all three levers, and the run it trains must be the one today's step trains (the
+    forms differ in speed and float rounding only)."""
+    import subprocess
+    import sys
+
+    from bench.bench_study import EARLIER_STEP
+    from bench.study_levers import stage
+    from bench.workload import REPO_ROOT, VARIANT, save_fresh_base
+
+    check = "\n".join(
+        [
+            EARLIER_STEP,
+            "import torch, zgain.cvae.fit as f",
+            "from bench.attention_forms import two_fused_calls",
+            "assert Memory.attend is two_fused_calls",
+            "assert f.fused_adam(torch.device('cpu')) is False",
+            "passes = []",
+            "class Model:",
+            "    def base_features(self, tokens): passes.append(tokens); return tokens",
+            "class Part: encoder_input, prior_input = torch.ones(2, 5), torch.zeros(2, 3)",
+            "features = f.ReaderFeatures.of(Model(), Part())",
+            "assert len(passes) == 2 and features.prior.shape == (2, 3)",
+        ]
+    )
+    done = subprocess.run([sys.executable, "-c", check], cwd=REPO_ROOT, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+
+    raw = merge(tiny_raw, {"data": {"n_train": 200, "n_test": 40}, "cvae": {"rates": [1.0]}})
+    base = save_fresh_base(params_with(raw), tmp_path / "base.pt")
+    states = []
+    for name, prelude in [("today", ""), ("earlier", EARLIER_STEP)]:
+        root = bench_memory.prepare(tmp_path / name, raw, base)
+        stage(root, "train_cvae", 1, prelude)
+        (checkpoint,) = (root / params_with(raw).paths.cvae_dir / VARIANT).glob("seed0/*.pt")
+        states.append(torch.load(checkpoint, weights_only=False)["state_dict"])
+    today, earlier = states
+    assert today.keys() == earlier.keys()
+    moved = max((today[k].float() - earlier[k].float()).abs().max().item() for k in today)
+    assert 0 < moved < 1e-4, moved  # rounding moves it, a different run would by far more
