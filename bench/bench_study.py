@@ -23,14 +23,15 @@ os.environ.setdefault("TQDM_DISABLE", "1")
 import argparse  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from functools import partial  # noqa: E402
 from pathlib import Path  # noqa: E402
 from unittest import mock  # noqa: E402
 
 import torch  # noqa: E402
 
-from bench.attention_forms import torch_softmax_attend, two_fused_calls  # noqa: E402
 from bench.bench_memory import prepare  # noqa: E402
-from bench.step_levers import PEAK_SIZE, step_levers  # noqa: E402
+from bench.earlier_forms import torch_softmax_attend, two_fused_calls  # noqa: E402
+from bench.step_levers import LEVERS, PEAK_SIZE, step_levers  # noqa: E402
 from bench.study_levers import stacked_linears_ms, stage, stage_breakdown, start_up_rows  # noqa: E402
 from bench.timing import Row, Section, interleaved, machine, median  # noqa: E402
 from bench.workload import (  # noqa: E402
@@ -56,20 +57,8 @@ STAGES = ("train_cvae", "evaluate")
 PER_TENSOR_ADAM = "import zgain.cvae.fit as f; f.fused_adam = lambda device: False"
 """A stage's prelude that gives its runs Adam's per-tensor loop instead of the fused kernel."""
 
-EARLIER_STEP = "\n".join(
-    [
-        PER_TENSOR_ADAM,
-        "from zgain.cvae.fit import ReaderFeatures",
-        "ReaderFeatures.of = classmethod(lambda cls, model, part: cls(",
-        "    model.base_features(part.encoder_input), model.base_features(part.prior_input)))",
-        "from bench.attention_forms import two_fused_calls",
-        "from zgain.base.model import Memory",
-        "Memory.attend = two_fused_calls",
-    ]
-)
-"""A stage's prelude that gives its runs the step as it was before the study engine: Adam's
-per-tensor loop, a reader pass per encoder, memory attention as two fused calls (the first
-form of the memory slot, which came after the one-run stages)."""
+EARLIER_STEP = "from bench.earlier_forms import use_earlier_step; use_earlier_step()"
+"""A stage's prelude that gives its runs the step as it was before the study engine."""
 
 
 def study_seconds(
@@ -88,15 +77,10 @@ def study_seconds(
             for k, r in enumerate(rates)
         ]
 
-        def one_run_stages() -> None:
+        def one_run_stages(prelude: str = "") -> None:
             for root in solo:
-                stage(root, "train_cvae", threads)
-                stage(root, "evaluate", threads)
-
-        def one_run_stages_earlier_step() -> None:
-            for root in solo:
-                stage(root, "train_cvae", threads, EARLIER_STEP)
-                stage(root, "evaluate", threads, EARLIER_STEP)
+                stage(root, "train_cvae", threads, prelude)
+                stage(root, "evaluate", threads, prelude)
 
         def grouped_stages() -> None:
             stage(grouped, "train_cvae", threads)
@@ -111,7 +95,7 @@ def study_seconds(
         times = interleaved(
             {
                 "one-run stages": one_run_stages,
-                "one-run stages, the earlier step": one_run_stages_earlier_step,
+                "one-run stages, the earlier step": partial(one_run_stages, EARLIER_STEP),
                 "grouped stages": grouped_stages,
                 "grouped train_cvae, fused Adam": grouped_train,
                 "grouped train_cvae, per-tensor Adam": grouped_train_per_tensor_adam,
@@ -206,15 +190,7 @@ def measure(raw: dict, steps: int, repeats: int) -> Section:
             f"{solo_ms:.1f} ms vs {bound_ms:.1f} ms: {bound_ms / solo_ms:.0%} of the bound",
         )
     )
-    for name in (
-        "solo, every thread, memory attention as two fused calls",
-        "solo, every thread, memory attention with torch's softmax",
-        "solo, every thread, Adam's per-tensor loop",
-        "solo, one thread, Adam's per-tensor loop",
-        "solo, every thread, separate reader passes",
-        "solo, one thread",
-        "2 in lockstep, one thread, shared reader",
-    ):
+    for name in list(LEVERS)[1:]:
         rows.append(
             Row(f"run-step ms: {name}", f"{levers[name]:.1f} ms ({solo_ms / levers[name]:.2f}×)")
         )

@@ -13,7 +13,12 @@ from unittest import mock
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from bench.attention_forms import LIBRARY_ATTEND, torch_softmax_attend, two_fused_calls
+from bench.earlier_forms import (
+    LIBRARY_ATTEND,
+    separate_reader_passes,
+    torch_softmax_attend,
+    two_fused_calls,
+)
 from bench.timing import interleaved, median
 from bench.workload import params_with, workload
 from zgain.base.model import Memory
@@ -81,14 +86,8 @@ def step_levers(
             for model, optimizer, noise in models:
                 features = shared
                 if features is None:
-                    features = (
-                        ReaderFeatures.of(model, part)
-                        if lever.prefix
-                        else ReaderFeatures(
-                            model.base_features(part.encoder_input),
-                            model.base_features(part.prior_input),
-                        )
-                    )
+                    reader = ReaderFeatures.of if lever.prefix else separate_reader_passes
+                    features = reader(model, part)
                 terms, _ = batch_loss(
                     model, part, surprisal[index], objective, 0.1,
                     max_x_len=work.max_x_len, generator=noise, features=features,

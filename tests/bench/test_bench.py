@@ -120,10 +120,10 @@ def test_study_bench_reference_attention_equals_the_library_one(form: str) -> No
     """The study bench's levers time `Memory.attend` against its earlier forms (two fused
     attention calls; torch's softmax and logsumexp): each must give the same values (and
     gradients) for the comparison to be one of speed alone."""
-    import bench.attention_forms
+    import bench.earlier_forms
     from zgain.base.model import Memory
 
-    reference_form = getattr(bench.attention_forms, form)
+    reference_form = getattr(bench.earlier_forms, form)
     gen = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(3, 4, 6, 8, generator=gen, requires_grad=True) for _ in range(3))
     keys, values = (torch.randn(3, 4, 1, 8, generator=gen) for _ in range(2))
@@ -240,7 +240,8 @@ def test_earlier_step_prelude_patches_the_three_levers_and_trains_the_same_run(
         [
             EARLIER_STEP,
             "import torch, zgain.cvae.fit as f",
-            "from bench.attention_forms import two_fused_calls",
+            "from bench.earlier_forms import two_fused_calls",
+            "from zgain.base.model import Memory",
             "assert Memory.attend is two_fused_calls",
             "assert f.fused_adam(torch.device('cpu')) is False",
             "passes = []",

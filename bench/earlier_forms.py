@@ -1,6 +1,7 @@
-"""`Memory.attend` in its earlier forms, for the study bench to time against the library's:
-two fused attention calls, and the one score matrix with torch's softmax and logsumexp
-(docs/performance.md#memory-attention). Each gives the library's values (a test holds them)."""
+"""The train step's earlier forms, for the study bench to time against the library's: memory
+attention as two fused calls or with torch's softmax and logsumexp
+(docs/performance.md#memory-attention), a reader pass per encoder, and `use_earlier_step`, the
+step before the study engine. Each gives the library's values (tests hold them)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from torch import Tensor
 
 from zgain.base import model as base_model
 from zgain.base.model import Memory
+from zgain.core.sequences import SeqBatch
+from zgain.cvae.fit import ReaderFeatures
+from zgain.cvae.model import CVAE
 
 
 def two_fused_calls(memory: Memory, q: Tensor, k: Tensor, v: Tensor, dropout: float) -> Tensor:
@@ -43,3 +47,22 @@ def torch_softmax_attend(memory: Memory, q: Tensor, k: Tensor, v: Tensor, dropou
         base_model, "softmax_and_log_normalizer", torch_softmax_and_log_normalizer
     ):
         return LIBRARY_ATTEND(memory, q, k, v, dropout)
+
+
+def separate_reader_passes(model: CVAE, part: SeqBatch) -> ReaderFeatures:
+    """The reader's features as one pass per encoder input, the form before one pass served
+    both (`ReaderFeatures.of`)."""
+    return ReaderFeatures(
+        model.base_features(part.encoder_input), model.base_features(part.prior_input)
+    )
+
+
+def use_earlier_step() -> None:
+    """Give this process the train step as it was before the study engine: Adam's per-tensor
+    loop, a reader pass per encoder, memory attention as two fused calls (the first form of the
+    memory slot, which came after the one-run stages). For a stage process's prelude."""
+    import zgain.cvae.fit as fit
+
+    fit.fused_adam = lambda device: False
+    ReaderFeatures.of = classmethod(lambda cls, model, part: separate_reader_passes(model, part))
+    Memory.attend = two_fused_calls
