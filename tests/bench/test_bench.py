@@ -267,3 +267,68 @@ def test_earlier_step_prelude_patches_the_three_levers_and_trains_the_same_run(
     assert today.keys() == earlier.keys()
     moved = max((today[k].float() - earlier[k].float()).abs().max().item() for k in today)
     assert 0 < moved < 1e-4, moved  # rounding moves it, a different run would by far more
+
+
+SMALL = {
+    "data": {"n_train": 400, "n_val": 64, "n_test": 40},
+    "cvae": {
+        "common": {
+            "steps": 30,
+            "lr_warmup_steps": 5,
+            "warmup_steps": 10,
+            "log_every": 10,
+            "val_every": 30,
+            "val_examples": 32,
+            "val_iw_samples": 4,
+        }
+    },
+}
+"""A run small enough for a test, the same model: only data sizes and schedules shrink."""
+
+
+def test_bench_then_runs_the_earlier_code_on_the_model_today_trains(tmp_path) -> None:
+    """The baseline of bench_then is the earlier tree itself: its processes import zgain from
+    the copy, its params take one rate and seed, and its train_cvae trains the model today's
+    code trains under SAME_MODEL (every parameter name and shape)."""
+    from bench import bench_then
+    from bench.study_levers import stage
+    from bench.workload import save_fresh_base
+
+    tree = bench_then.extract(bench_then.THEN, tmp_path / "then")
+    assert bench_then.imported_from(tree).is_relative_to(tree)
+    then_raw = merge(bench_then.then_raw(tree, 0.5, 400), SMALL)
+    assert then_raw["cvae"]["rates"] == [0.5] and then_raw["cvae"]["seeds"] == [0]
+    assert then_raw["cvae"]["common"]["steps"] == 30
+    then_root = bench_then.prepare_then(tree, tmp_path / "then-project", then_raw)
+    bench_then.then_stage(tree, then_root, "train_cvae", 0.5, 1)
+
+    raw = merge(raw_params(), merge(bench_then.SAME_MODEL, SMALL))
+    raw = merge(raw, {"cvae": {"rates": [0.5]}})
+    base = save_fresh_base(params_with(raw), tmp_path / "base.pt")
+    today = bench_memory.prepare(tmp_path / "today", raw, base)
+    stage(today, "train_cvae", 1)
+    n_params, n_checkpoints = bench_then.same_model([then_root, today], 2)
+    assert n_checkpoints == 2 and n_params > 10_000
+
+    default_model = merge(raw_params(), merge(SMALL, {"cvae": {"rates": [0.5]}}))
+    memory = bench_memory.prepare(tmp_path / "memory", default_model, base)
+    stage(memory, "train_cvae", 1)  # today's default model has memory slots: another model
+    with pytest.raises(RuntimeError, match="different models"):
+        bench_then.same_model([then_root, memory], 2)
+    with pytest.raises(RuntimeError, match="1 checkpoints, expected 2"):
+        bench_then.same_model([then_root], 2)
+
+
+def test_bench_then_names_a_commit_missing_from_the_history(tmp_path) -> None:
+    from bench import bench_then
+
+    with pytest.raises(RuntimeError, match="not in this clone's history"):
+        bench_then.extract("0" * 40, tmp_path / "nowhere")
+
+
+def test_per_repeat_totals_each_repeat_of_a_layout() -> None:
+    from bench.bench_then import per_repeat
+
+    assert per_repeat([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2) == [6.0, 15.0]
+    with pytest.raises(ValueError, match="do not split into 4 repeats"):
+        per_repeat([1.0, 2.0, 3.0], 4)
