@@ -1,7 +1,8 @@
 """The train step's earlier forms, for the study bench to time against the library's: memory
 attention as two fused calls or with torch's softmax and logsumexp
-(docs/performance.md#memory-attention), a reader pass per encoder, and `use_earlier_step`, the
-step before the study engine. Each gives the library's values (tests hold them)."""
+(docs/performance.md#memory-attention), a reader pass per encoder, the decoder's last block on
+every position, and `use_earlier_step`, the step before the study engine. Each gives the
+library's values (tests hold them)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from zgain.base import model as base_model
-from zgain.base.model import Memory
+from zgain.base.model import Memory, causal_mask
 from zgain.core.sequences import SeqBatch
 from zgain.cvae.fit import ReaderFeatures
 from zgain.cvae.model import CVAE
@@ -20,11 +21,15 @@ from zgain.cvae.model import CVAE
 
 def two_fused_calls(memory: Memory, q: Tensor, k: Tensor, v: Tensor, dropout: float) -> Tensor:
     """`Memory.attend` as two fused attention calls (the causal one and the joint one over
-    [slot, causal keys] with a mask), mixed by the gate: the same value, the earlier form."""
-    seq = q.shape[2]
-    causal = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
-    allowed = torch.ones(seq, seq + 1, dtype=torch.bool)
-    allowed[:, 1:] = torch.ones(seq, seq, dtype=torch.bool).tril()
+    [slot, causal keys] with a mask), mixed by the gate: the same value, the earlier form.
+    The queries may be the last rows of the keys' positions, as `Memory.attend` takes them."""
+    queries, seq = q.shape[2], k.shape[2]
+    mask = None if queries == seq else causal_mask(queries, seq, q.device)
+    causal = F.scaled_dot_product_attention(
+        q, k, v, attn_mask=mask, dropout_p=dropout, is_causal=mask is None
+    )
+    allowed = torch.ones(queries, seq + 1, dtype=torch.bool)
+    allowed[:, 1:] = causal_mask(queries, seq, q.device)
     keys, values = torch.cat([memory.keys, k], dim=2), torch.cat([memory.values, v], dim=2)
     joint = F.scaled_dot_product_attention(q, keys, values, attn_mask=allowed, dropout_p=dropout)
     gate = torch.tanh(memory.gate)[None, :, None, None]
@@ -57,12 +62,24 @@ def separate_reader_passes(model: CVAE, part: SeqBatch) -> ReaderFeatures:
     )
 
 
+LIBRARY_DECODE = CVAE.decode
+"""`CVAE.decode` as the library defines it."""
+
+
+def whole_pass_decode(model: CVAE, decoder_input: Tensor, z: Tensor, first: int = 0) -> Tensor:
+    """`CVAE.decode` with the last block on every position, sliced afterwards: the same logits,
+    the form before the last block worked on the kept rows alone."""
+    return LIBRARY_DECODE(model, decoder_input, z)[:, first:]
+
+
 def use_earlier_step() -> None:
     """Give this process the train step as it was before the study engine: Adam's per-tensor
-    loop, a reader pass per encoder, memory attention as two fused calls (the first form of the
-    memory slot, which came after the one-run stages). For a stage process's prelude."""
+    loop, a reader pass per encoder, the decoder's last block on every position, memory
+    attention as two fused calls (the first form of the memory slot, which came after the
+    one-run stages). For a stage process's prelude."""
     import zgain.cvae.fit as fit
 
     fit.fused_adam = lambda device: False
     ReaderFeatures.of = classmethod(lambda cls, model, part: separate_reader_passes(model, part))
+    CVAE.decode = whole_pass_decode
     Memory.attend = two_fused_calls

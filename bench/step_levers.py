@@ -1,7 +1,7 @@
 """The study bench's lever rows for one train step: each way to take a step (members, the
-reader pass, threads, the memory attention's form, Adam's kernel) timed in this process, their
-blocks interleaved, and the step's FLOPs beside the machine's large-matmul peak
-(docs/performance.md#the-study-engine-runs-per-hour)."""
+reader pass, threads, the memory attention's form, the decoder's last block, Adam's kernel)
+timed in this process, their blocks interleaved, and the step's FLOPs beside the machine's
+large-matmul peak (docs/performance.md#the-study-engine-runs-per-hour)."""
 
 from __future__ import annotations
 
@@ -15,15 +15,18 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from bench.earlier_forms import (
     LIBRARY_ATTEND,
+    LIBRARY_DECODE,
     separate_reader_passes,
     torch_softmax_attend,
     two_fused_calls,
+    whole_pass_decode,
 )
 from bench.timing import interleaved, median
 from bench.workload import params_with, workload
 from zgain.base.model import Memory
 from zgain.core.sequences import minibatches, select
 from zgain.cvae.fit import ReaderFeatures, batch_loss, param_groups
+from zgain.cvae.model import CVAE
 
 PEAK_SIZE = 2048
 """Side of the square fp32 matmul whose speed stands for the machine's peak."""
@@ -33,13 +36,15 @@ PEAK_SIZE = 2048
 class Lever:
     """One way to take a train step: `members` runs in this process (sharing one reader pass
     or not), the reader once for both encoders (`prefix`) or twice, on every thread or one,
-    with another memory attention (`attend`) or Adam's per-tensor loop (`fused=False`)."""
+    with another memory attention (`attend`), the decoder's last block on every position
+    (`whole_pass`) or Adam's per-tensor loop (`fused=False`)."""
 
     members: int = 1
     shared_reader: bool = False
     prefix: bool = True
     one_thread: bool = False
     attend: Callable | None = None
+    whole_pass: bool = False
     fused: bool = True
 
 
@@ -50,6 +55,7 @@ LEVERS = {
     "2 in lockstep, one thread, shared reader": Lever(2, shared_reader=True, one_thread=True),
     "solo, every thread, memory attention as two fused calls": Lever(attend=two_fused_calls),
     "solo, every thread, memory attention with torch's softmax": Lever(attend=torch_softmax_attend),
+    "solo, every thread, the decoder's last block on every position": Lever(whole_pass=True),
     "solo, every thread, Adam's per-tensor loop": Lever(fused=False),
     "solo, one thread, Adam's per-tensor loop": Lever(fused=False, one_thread=True),
 }
@@ -99,7 +105,11 @@ def step_levers(
         def block() -> None:
             torch.set_num_threads(1 if lever.one_thread else threads)
             attend = LIBRARY_ATTEND if lever.attend is None else lever.attend
-            with mock.patch.object(Memory, "attend", attend):
+            decode = whole_pass_decode if lever.whole_pass else LIBRARY_DECODE
+            with (
+                mock.patch.object(Memory, "attend", attend),
+                mock.patch.object(CVAE, "decode", decode),
+            ):
                 for _ in range(block_steps):
                     step()
 

@@ -19,7 +19,7 @@ from conftest import (
     small_base_config,
 )
 
-from zgain.base.model import KIND_BASE, BaseLM, load_base, save_base
+from zgain.base.model import KIND_BASE, BaseLM, Block, causal_mask, load_base, save_base
 from zgain.core.checkpoint import read_checkpoint, write_checkpoint
 from zgain.core.environment import autocast_context, resolve_device
 from zgain.core.errors import DataError, ParamsError
@@ -56,6 +56,40 @@ def test_embed_offset_shapes_agree() -> None:
     per_position = offset[:, None, :].expand(-1, tokens.shape[1], -1)
     assert torch.equal(base(tokens, offset), base(tokens, per_position))
     assert not torch.allclose(base(tokens, offset), base(tokens))
+
+
+def test_causal_mask_lets_the_last_queries_see_themselves_and_every_earlier_key() -> None:
+    expected = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]], dtype=torch.bool)
+    assert torch.equal(causal_mask(2, 4, "cpu"), expected)
+    assert torch.equal(causal_mask(3, 3, "cpu"), torch.ones(3, 3, dtype=torch.bool).tril())
+
+
+@pytest.mark.parametrize("first", [1, MAX_X, SEQ_LEN - 1])
+def test_first_gives_the_rows_of_the_whole_pass_and_their_gradients(first: int) -> None:
+    """The last block works on the kept rows alone; values and the gradients of any weighted
+    sum of them are those of the whole pass sliced (every earlier row still gives keys)."""
+    base = make_small_base().train()  # dropout 0: the same function in either mode
+    tokens = random_batch().decoder_input
+    mix = torch.randn(tokens.shape[0], tokens.shape[1] - first, VOCAB.size)
+    results = []
+    for kept in (lambda: base(tokens, first=first), lambda: base(tokens)[:, first:]):
+        base.zero_grad()
+        logits = kept()
+        (logits * mix).sum().backward()
+        results.append([logits.detach()] + [p.grad.clone() for p in base.parameters()])
+    for ours, whole in zip(*results, strict=True):
+        torch.testing.assert_close(ours, whole, rtol=1e-5, atol=1e-6)
+
+
+def test_first_outside_the_sequence_or_on_a_bidirectional_block_raises() -> None:
+    base = make_small_base()
+    tokens = random_batch().decoder_input
+    for bad in (-1, tokens.shape[1]):
+        with pytest.raises(ValueError, match="first"):
+            base(tokens, first=bad)
+    block = Block(8, 2, 16, 0.0, causal=False)
+    with pytest.raises(ValueError, match="first"):
+        block(torch.randn(2, 5, 8), first=1)
 
 
 def test_checkpoint_round_trip_gives_identical_logits(tmp_path: Path) -> None:

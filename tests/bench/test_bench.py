@@ -115,17 +115,20 @@ def test_memory_benchmark_measures_each_stage_process(tiny_raw) -> None:
     )
 
 
+@pytest.mark.parametrize("queries", [6, 2])
 @pytest.mark.parametrize("form", ["two_fused_calls", "torch_softmax_attend"])
-def test_study_bench_reference_attention_equals_the_library_one(form: str) -> None:
+def test_study_bench_reference_attention_equals_the_library_one(form: str, queries: int) -> None:
     """The study bench's levers time `Memory.attend` against its earlier forms (two fused
     attention calls; torch's softmax and logsumexp): each must give the same values (and
-    gradients) for the comparison to be one of speed alone."""
+    gradients) for the comparison to be one of speed alone, also when the queries are the
+    last rows only (the decoder's last block)."""
     import bench.earlier_forms
     from zgain.base.model import Memory
 
     reference_form = getattr(bench.earlier_forms, form)
     gen = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(3, 4, 6, 8, generator=gen, requires_grad=True) for _ in range(3))
+    q = torch.randn(3, 4, queries, 8, generator=gen, requires_grad=True)
+    k, v = (torch.randn(3, 4, 6, 8, generator=gen, requires_grad=True) for _ in range(2))
     keys, values = (torch.randn(3, 4, 1, 8, generator=gen) for _ in range(2))
     memory = Memory(keys, values, torch.tensor([0.5, -0.3, 1.0, 0.0]))
     ours, reference = memory.attend(q, k, v, 0.0), reference_form(memory, q, k, v, 0.0)
@@ -227,7 +230,7 @@ def test_earlier_step_prelude_patches_the_three_levers_and_trains_the_same_run(
     tiny_raw, tmp_path
 ) -> None:
     """The study bench's baseline runs the step as it was before the engine: the prelude must
-    switch all three levers, and the run it trains must be the one today's step trains (the
+    switch all four levers, and the run it trains must be the one today's step trains (the
     forms differ in speed and float rounding only)."""
     import subprocess
     import sys
@@ -240,9 +243,11 @@ def test_earlier_step_prelude_patches_the_three_levers_and_trains_the_same_run(
         [
             EARLIER_STEP,
             "import torch, zgain.cvae.fit as f",
-            "from bench.earlier_forms import two_fused_calls",
+            "from bench.earlier_forms import two_fused_calls, whole_pass_decode",
             "from zgain.base.model import Memory",
+            "from zgain.cvae.model import CVAE",
             "assert Memory.attend is two_fused_calls",
+            "assert CVAE.decode is whole_pass_decode",
             "assert f.fused_adam(torch.device('cpu')) is False",
             "passes = []",
             "class Model:",

@@ -129,6 +129,19 @@ def test_z_memory_starts_closed_and_its_gate_learns_first() -> None:
     assert moved > 1e-3
 
 
+def test_decode_from_the_target_frame_equals_the_whole_pass_with_open_memory() -> None:
+    """`first = X` with memory slots and an open gate: the target frame of the whole pass."""
+    _, model = _make_cvae(z_memory=True)
+    model.eval()
+    with torch.no_grad():
+        model.memory_gate.fill_(1.0)
+        model.z_memory.weight.normal_()
+    tokens = random_batch().decoder_input
+    z = torch.randn(tokens.shape[0], LATENT, generator=torch.Generator().manual_seed(1))
+    whole = target_frame(model.decode(tokens, z), MAX_X)
+    torch.testing.assert_close(model.decode(tokens, z, first=MAX_X), whole, rtol=1e-5, atol=EXACT)
+
+
 def _attention_inputs(slots: int) -> tuple[Tensor, ...]:
     gen = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(2, 2, 5, 4, generator=gen) for _ in range(3))

@@ -13,7 +13,7 @@ from zgain.base.surprisal import score_tokens
 from zgain.core.environment import autocast_context, check_finite
 from zgain.core.nll import token_nll
 from zgain.core.schedules import lr_at
-from zgain.core.sequences import SeqBatch, minibatches, select, target_frame
+from zgain.core.sequences import SeqBatch, minibatches, select
 from zgain.core.tracking import LogFn
 from zgain.params import BaseParams
 
@@ -75,7 +75,7 @@ def fit_base(
             group["lr"] = lr
         part = select(train, next(batches)).to(device)
         with autocast_context(device):
-            logits = target_frame(model(part.decoder_input), max_x_len)
+            logits = model(part.decoder_input, first=max_x_len)  # (B, T, V)
         loss = token_nll(logits.float(), part.targets, part.mask).sum(dim=1).mean()
         check_finite(step, {"train_nll": float(loss.detach())})
         optimizer.zero_grad(set_to_none=True)

@@ -52,6 +52,12 @@ def softmax_and_log_normalizer(scores: Tensor) -> tuple[Tensor, Tensor]:
     return (shifted / total).to(scores.dtype), peak + total.log()
 
 
+def causal_mask(queries: int, keys: int, device: torch.device | str) -> Tensor:
+    """(queries, keys) bool, True where the query may attend: the queries are the last `queries`
+    of the `keys` positions, and each sees itself and every position before it."""
+    return torch.ones(queries, keys, dtype=torch.bool, device=device).tril(keys - queries)
+
+
 @dataclass(frozen=True)
 class Memory:
     """One extra attention slot for a causal block: key and value (B, nh, 1, hs), gate (nh,)."""
@@ -67,7 +73,8 @@ class Memory:
     def attend(self, q: Tensor, k: Tensor, v: Tensor, dropout: float) -> Tensor:
         """causal + tanh(gate) · (joint − causal), causal the causal attention over the block's
         own keys and joint the attention over [memory slot, causal keys] in one softmax;
-        q, k, v (B, nh, S, hs) -> (B, nh, S, hs).
+        q (B, nh, S − first, hs) the queries of positions first..S−1, k, v (B, nh, S, hs)
+        -> (B, nh, S − first, hs).
 
         Both come from one score matrix: with ℓ the log-normalizer of the causal scores, the
         slot's weight in the joint softmax is w = σ(s_slot − ℓ) and joint = (1 − w) · causal
@@ -75,8 +82,8 @@ class Memory:
         The causal weights and ℓ come from one exponential pass (`softmax_and_log_normalizer`).
         Dropout (training) masks the causal weights and the slot's weight.
         """
-        seq, scale = q.shape[2], q.shape[-1] ** -0.5
-        future = torch.ones(seq, seq, dtype=torch.bool, device=q.device).triu(1)
+        scale = q.shape[-1] ** -0.5
+        future = causal_mask(q.shape[2], k.shape[2], q.device).logical_not()
         scores = ((q @ k.transpose(2, 3)) * scale).masked_fill(future, float("-inf"))
         weights, causal_norm = softmax_and_log_normalizer(scores)  # ℓ (B, nh, S, 1)
         keys, values = self.keys.to(q.dtype), self.values.to(v.dtype)
@@ -105,34 +112,51 @@ class Block(nn.Module):
         self.resid_drop = nn.Dropout(dropout)
 
     def forward(
-        self, h: Tensor, key_mask: Tensor | None = None, memory: Memory | None = None
+        self,
+        h: Tensor,
+        key_mask: Tensor | None = None,
+        memory: Memory | None = None,
+        first: int = 0,
     ) -> Tensor:
-        """h (B, S, D) -> (B, S, D); key_mask (B, S) bool marks keys that may be attended to.
+        """h (B, S, D) -> (B, S − first, D): the outputs of positions first..S−1.
 
-        Only bidirectional blocks take a key mask: a causal row always sees its own token.
-        memory: extra key/value slots every position may attend to (causal blocks only); the
-        attention output moves from the causal one toward the joint one by tanh(gate) per head,
-        so a zero gate leaves the block exactly as without memory.
+        key_mask (B, S) bool marks keys that may be attended to; only bidirectional blocks take
+        one: a causal row always sees its own token. memory: extra key/value slots every
+        position may attend to (causal blocks only); the attention output moves from the causal
+        one toward the joint one by tanh(gate) per head, so a zero gate leaves the block exactly
+        as without memory. first > 0 (causal blocks only) computes the queries, attention
+        output and feed-forward of the kept rows alone; every position still gives its key and
+        value, so the kept rows are those of the whole block.
         """
         if key_mask is not None and self.causal:
             raise ValueError("a causal block takes no key mask")
         if memory is not None and not self.causal:
             raise ValueError("only a causal block takes memory slots")
         batch, seq, width = h.shape
+        if not 0 <= first < seq or (first and not self.causal):
+            raise ValueError(f"first: 0..{seq - 1} for a causal block, 0 otherwise; got {first}")
         head = width // self.n_heads
-        q, k, v = self.qkv(self.ln_attn(h)).split(width, dim=2)  # each (B, S, D)
-        q, k, v = (t.view(batch, seq, self.n_heads, head).transpose(1, 2) for t in (q, k, v))
-        # q, k, v: (B, nh, S, hs)
+        normed = self.ln_attn(h)
+        if first:
+            weight, bias = self.qkv.weight, self.qkv.bias
+            q = F.linear(normed[:, first:], weight[:width], bias[:width])  # (B, S − first, D)
+            k, v = F.linear(normed, weight[width:], bias[width:]).split(width, dim=2)
+        else:
+            q, k, v = self.qkv(normed).split(width, dim=2)  # each (B, S, D)
+        q, k, v = (t.view(batch, -1, self.n_heads, head).transpose(1, 2) for t in (q, k, v))
+        # q: (B, nh, S', hs), S' = S − first; k, v: (B, nh, S, hs)
         dropout = self.dropout if self.training else 0.0
         if memory is not None:
-            attended = memory.attend(q, k, v, dropout)  # (B, nh, S, hs)
+            attended = memory.attend(q, k, v, dropout)  # (B, nh, S', hs)
         else:
             attn_mask = None if key_mask is None else key_mask[:, None, None, :]  # (B, 1, 1, S)
+            if first:
+                attn_mask = causal_mask(seq - first, seq, h.device)  # (S', S)
             attended = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=attn_mask, dropout_p=dropout, is_causal=self.causal
-            )  # (B, nh, S, hs)
-        attended = attended.transpose(1, 2).reshape(batch, seq, width)  # (B, S, D)
-        h = h + self.resid_drop(self.attn_out(attended))
+                q, k, v, attn_mask=attn_mask, dropout_p=dropout, is_causal=self.causal and not first
+            )  # (B, nh, S', hs)
+        attended = attended.transpose(1, 2).reshape(batch, seq - first, width)  # (B, S', D)
+        h = h[:, first:] + self.resid_drop(self.attn_out(attended))
         return h + self.mlp(self.ln_mlp(h))
 
 
@@ -180,22 +204,27 @@ class BaseLM(nn.Module):
         tokens: Tensor,
         embed_offset: Tensor | None = None,
         memory: Sequence[Memory] | None = None,
+        first: int = 0,
     ) -> Tensor:
-        """tokens (B, S) int64 -> logits (B, S, V).
+        """tokens (B, S) int64 -> logits (B, S − first, V) of positions first..S−1.
 
         embed_offset (B, D) or (B, S, D) is added to the input embedding at every position, and
         memory (one per block) adds attention slots: the points where the CVAE injects z. None
-        leaves the LM z-free.
+        leaves the LM z-free. first = X, the SEP index, gives the target frame alone
+        (`zgain.core.sequences.target_frame` of the whole): the last block then works on those
+        rows only.
         """
-        return self.head(self.hidden(tokens, embed_offset, memory))  # (B, S, V)
+        return self.head(self.hidden(tokens, embed_offset, memory, first))  # (B, S', V)
 
     def hidden(
         self,
         tokens: Tensor,
         embed_offset: Tensor | None = None,
         memory: Sequence[Memory] | None = None,
+        first: int = 0,
     ) -> Tensor:
-        """tokens (B, S) int64 -> the final layer-normed hidden states (B, S, D) the head reads."""
+        """tokens (B, S) int64 -> the final layer-normed hidden states (B, S − first, D) the
+        head reads, of positions first..S−1."""
         if memory is not None and len(memory) != len(self.blocks):
             raise ValueError(f"memory: one per block ({len(self.blocks)}), got {len(memory)}")
         seq = tokens.shape[1]
@@ -207,8 +236,10 @@ class BaseLM(nn.Module):
         if embed_offset is not None:
             h = h + (embed_offset[:, None, :] if embed_offset.dim() == 2 else embed_offset)
         h = self.emb_drop(h)
+        last = len(self.blocks) - 1
         for index, block in enumerate(self.blocks):
-            h = block(h, memory=None if memory is None else memory[index])
+            only = first if index == last else 0
+            h = block(h, memory=None if memory is None else memory[index], first=only)
         return self.ln_f(h)
 
     def checkpoint_config(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import torch
 from zgain.base.model import BaseLM
 from zgain.base.schema import EXAMPLES_SCHEMA, TOKENS_SCHEMA
 from zgain.core.nll import token_nll
-from zgain.core.sequences import SeqBatch, chunks, select, target_frame
+from zgain.core.sequences import SeqBatch, chunks, select
 from zgain.world.splits import Split
 
 
@@ -31,7 +31,7 @@ def score_tokens(
     out = []
     for rows in chunks(batch.targets.shape[0], batch_size):
         part = select(batch, rows).to(device)
-        logits = target_frame(model(part.decoder_input), max_x_len)  # (b, T, V)
+        logits = model(part.decoder_input, first=max_x_len)  # (b, T, V)
         out.append(token_nll(logits.float(), part.targets, part.mask).cpu())
     model.train(was_training)
     return torch.cat(out)

@@ -16,7 +16,7 @@ from tqdm import tqdm
 from zgain.core.environment import FiniteWatch, autocast_context
 from zgain.core.nll import token_nll
 from zgain.core.schedules import lr_at
-from zgain.core.sequences import SeqBatch, minibatches, select, target_frame
+from zgain.core.sequences import SeqBatch, minibatches, select
 from zgain.core.tracking import LogFn
 from zgain.cvae.diagnostics import posterior_usage, validation_decomposition
 from zgain.cvae.gaussian import kl_divergence, reparameterize
@@ -64,7 +64,7 @@ def batch_loss(
     mu_q, logvar_q = model.posterior(part.encoder_input, features.posterior)
     mu_p, logvar_p = model.prior(part.prior_input, features.prior)
     z = reparameterize(mu_q, logvar_q, generator)
-    logits = target_frame(model.decode(part.decoder_input, z), max_x_len)  # (B, T, V)
+    logits = model.decode(part.decoder_input, z, first=max_x_len)  # (B, T, V)
     nll = token_nll(logits.float(), part.targets, part.mask)  # (B, T)
     kl_per_dim = kl_divergence(
         mu_q.float(), logvar_q.float(), mu_p.float(), logvar_p.float()

@@ -18,7 +18,7 @@ from torch import Tensor
 
 from zgain.core.environment import autocast_context
 from zgain.core.nll import token_nll
-from zgain.core.sequences import SeqBatch, target_frame
+from zgain.core.sequences import SeqBatch
 from zgain.cvae.gaussian import log_density, sample
 from zgain.cvae.model import CVAE
 
@@ -66,7 +66,7 @@ def _decode_logp(model: CVAE, part: SeqBatch, z: Tensor, max_x_len: int) -> Tens
     targets = part.targets.repeat_interleave(n, dim=0)
     mask = part.mask.repeat_interleave(n, dim=0)
     with autocast_context(inputs.device):
-        logits = target_frame(model.decode(inputs, z.reshape(b * n, -1)), max_x_len)
+        logits = model.decode(inputs, z.reshape(b * n, -1), first=max_x_len)  # (B·n, T, V)
     return -token_nll(logits.float(), targets, mask).double().reshape(b, n, -1)
 
 

@@ -191,9 +191,12 @@ class CVAE(nn.Module):
             for layer in range(layers)
         ]
 
-    def decode(self, decoder_input: Tensor, z: Tensor) -> Tensor:
-        """p(y|x,z): decoder_input (B, X+T), z (B, Dz) -> logits (B, X+T, V)."""
-        return self.decoder(decoder_input, embed_offset=self.z_injection(z), memory=self.memory(z))
+    def decode(self, decoder_input: Tensor, z: Tensor, first: int = 0) -> Tensor:
+        """p(y|x,z): decoder_input (B, X+T), z (B, Dz) -> logits (B, X+T − first, V) of
+        positions first..; first = X gives the target frame (`BaseLM.forward`)."""
+        return self.decoder(
+            decoder_input, embed_offset=self.z_injection(z), memory=self.memory(z), first=first
+        )
 
     def bow_logits(self, z: Tensor) -> Tensor:
         """Bag-of-words logits over content tokens: z (B, Dz) -> (B, n_content)."""
