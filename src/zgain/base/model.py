@@ -73,8 +73,8 @@ class Memory:
     def attend(self, q: Tensor, k: Tensor, v: Tensor, dropout: float) -> Tensor:
         """causal + tanh(gate) · (joint − causal), causal the causal attention over the block's
         own keys and joint the attention over [memory slot, causal keys] in one softmax;
-        q (B, nh, S − first, hs) the queries of positions first..S−1, k, v (B, nh, S, hs)
-        -> (B, nh, S − first, hs).
+        q (B, nh, S', hs) the queries of the last S' <= S positions, k, v (B, nh, S, hs)
+        -> (B, nh, S', hs).
 
         Both come from one score matrix: with ℓ the log-normalizer of the causal scores, the
         slot's weight in the joint softmax is w = σ(s_slot − ℓ) and joint = (1 − w) · causal
@@ -85,7 +85,7 @@ class Memory:
         scale = q.shape[-1] ** -0.5
         future = causal_mask(q.shape[2], k.shape[2], q.device).logical_not()
         scores = ((q @ k.transpose(2, 3)) * scale).masked_fill(future, float("-inf"))
-        weights, causal_norm = softmax_and_log_normalizer(scores)  # ℓ (B, nh, S, 1)
+        weights, causal_norm = softmax_and_log_normalizer(scores)  # ℓ (B, nh, S', 1)
         keys, values = self.keys.to(q.dtype), self.values.to(v.dtype)
         share = torch.sigmoid((q * keys).sum(dim=3, keepdim=True) * scale - causal_norm)
         slot = share
