@@ -20,9 +20,7 @@ import os
 
 os.environ.setdefault("TQDM_DISABLE", "1")
 
-import argparse  # noqa: E402
 import tempfile  # noqa: E402
-import time  # noqa: E402
 from functools import partial  # noqa: E402
 from pathlib import Path  # noqa: E402
 from unittest import mock  # noqa: E402
@@ -33,7 +31,7 @@ from bench.bench_memory import prepare  # noqa: E402
 from bench.earlier_forms import torch_softmax_attend, two_fused_calls  # noqa: E402
 from bench.step_levers import LEVERS, PEAK_SIZE, step_levers  # noqa: E402
 from bench.study_levers import stacked_linears_ms, stage, stage_breakdown, start_up_rows  # noqa: E402
-from bench.timing import Row, Section, interleaved, median, write_results  # noqa: E402
+from bench.timing import Row, Section, interleaved, median, results_main  # noqa: E402
 from bench.workload import (  # noqa: E402
     VARIANT,
     merge,
@@ -237,8 +235,9 @@ def measure(raw: dict, steps: int, repeats: int) -> Section:
         [
             f"Stages as whole processes, interleaved, median of {repeats}; "
             f"variant {VARIANT}, default params otherwise (n_train {raw['data']['n_train']}). "
-            "The earlier step: Adam's per-tensor loop, a reader pass per encoder and memory "
-            "attention as two fused calls, the step of the one-run stages before the engine. "
+            "The earlier step: Adam's per-tensor loop, a reader pass per encoder, the decoder's "
+            "last block on every position and memory attention as two fused calls, the step of "
+            "the one-run stages before the engine. "
             "Lever rows: one train step in this process, the ratio against the solo step on "
             "every thread; each lever's blocks of 10 steps interleaved with the others' (one "
             "untimed), median of 5. The evaluation row scores 256 "
@@ -249,16 +248,14 @@ def measure(raw: dict, steps: int, repeats: int) -> Section:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=None, help="default: cvae.common.steps")
-    parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "study-results.md")
-    args = parser.parse_args()
-    raw = raw_params()
-    start = time.perf_counter()
-    section = measure(raw, args.steps or raw["cvae"]["common"]["steps"], args.repeats)
-    minutes = (time.perf_counter() - start) / 60
-    write_results(args.out, "Study throughput", "bench.bench_study", minutes, section)
+    results_main(
+        __doc__,
+        Path(__file__).parent / "study-results.md",
+        1,
+        "Study throughput",
+        "bench.bench_study",
+        partial(measure, raw_params()),
+    )
 
 
 if __name__ == "__main__":

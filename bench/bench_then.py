@@ -20,7 +20,6 @@ import os
 
 os.environ.setdefault("TQDM_DISABLE", "1")
 
-import argparse  # noqa: E402
 import io  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -36,7 +35,7 @@ import yaml  # noqa: E402
 
 from bench.bench_memory import prepare  # noqa: E402
 from bench.study_levers import stage  # noqa: E402
-from bench.timing import Row, Section, interleaved, median, write_results  # noqa: E402
+from bench.timing import Row, Section, interleaved, median, results_main  # noqa: E402
 from bench.workload import REPO_ROOT, VARIANT, merge, params_with, raw_params, save_fresh_base  # noqa: E402
 from zgain.core.environment import available_cpus  # noqa: E402
 
@@ -287,20 +286,13 @@ def measure(steps: int, repeats: int) -> Section:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=None, help="default: cvae.common.steps")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "then-results.md")
-    args = parser.parse_args()
-    start = time.perf_counter()
-    section = measure(args.steps or raw_params()["cvae"]["common"]["steps"], args.repeats)
-    minutes = (time.perf_counter() - start) / 60
-    write_results(
-        args.out,
+    results_main(
+        __doc__,
+        Path(__file__).parent / "then-results.md",
+        3,
         "The study engine against the code before it",
         "bench.bench_then",
-        minutes,
-        section,
+        measure,
     )
 
 

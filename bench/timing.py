@@ -92,6 +92,31 @@ def write_results(out: Path, title: str, module: str, minutes: float, section: S
     print(f"wrote {out}")
 
 
+def results_main(
+    doc: str,
+    out: Path,
+    repeats: int,
+    title: str,
+    module: str,
+    measure: Callable[[int, int], Section],
+) -> None:
+    """The command line of a bench that writes one results file: `--steps` (default: params.yaml's
+    cvae.common.steps), `--repeats` and `--out` (defaults `repeats` and `out`); runs
+    measure(steps, repeats), timed, and writes its section (`write_results`)."""
+    import argparse
+
+    from bench.workload import raw_params
+
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=None, help="default: cvae.common.steps")
+    parser.add_argument("--repeats", type=int, default=repeats)
+    parser.add_argument("--out", type=Path, default=out)
+    args = parser.parse_args()
+    start = time.perf_counter()
+    section = measure(args.steps or raw_params()["cvae"]["common"]["steps"], args.repeats)
+    write_results(args.out, title, module, (time.perf_counter() - start) / 60, section)
+
+
 def machine() -> list[str]:
     """Lines describing where the figures were measured."""
     return [

@@ -226,7 +226,7 @@ def test_stage_breakdown_times_each_work_function_of_a_stage_process(tiny_raw, t
     assert rows[-1].value == f"{saved:.1f} s, {saved / 100:.0%} of the one-run stages' time"
 
 
-def test_earlier_step_prelude_patches_the_three_levers_and_trains_the_same_run(
+def test_earlier_step_prelude_patches_the_four_levers_and_trains_the_same_run(
     tiny_raw, tmp_path
 ) -> None:
     """The study bench's baseline runs the step as it was before the engine: the prelude must
@@ -337,3 +337,26 @@ def test_per_repeat_totals_each_repeat_of_a_layout() -> None:
     assert per_repeat([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2) == [6.0, 15.0]
     with pytest.raises(ValueError, match="do not split into 4 repeats"):
         per_repeat([1.0, 2.0, 3.0], 4)
+
+
+def test_results_main_runs_the_measure_at_the_default_steps_and_writes_its_file(
+    tmp_path, monkeypatch
+) -> None:
+    from bench.timing import results_main
+
+    calls = []
+
+    def measure(steps: int, repeats: int) -> Section:
+        calls.append((steps, repeats))
+        return Section("a section")
+
+    out = tmp_path / "results.md"
+    monkeypatch.setattr("sys.argv", ["bench", "--out", str(out)])
+    results_main("Doc line.\nmore", tmp_path / "unused.md", 3, "A title", "bench.x", measure)
+    assert calls == [(raw_params()["cvae"]["common"]["steps"], 3)]
+    text = out.read_text()
+    assert text.startswith("# A title\n") and "`python -m bench.x`" in text
+    assert "## a section" in text and not (tmp_path / "unused.md").exists()
+    monkeypatch.setattr("sys.argv", ["bench", "--steps", "7", "--repeats", "2", "--out", str(out)])
+    results_main("Doc line.", out, 3, "A title", "bench.x", measure)
+    assert calls[-1] == (7, 2)
