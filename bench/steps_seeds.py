@@ -58,22 +58,28 @@ def halves_capture(examples: pd.DataFrame) -> tuple[float, float, float]:
     return tuple(float(gain[p].mean() / oracle[p].mean()) for p in parts)  # type: ignore[return-value]
 
 
+def adjusted_capture(eval_dir: Path, variant: str, seeds: list[int]) -> np.ndarray:
+    """Each seed's capture at HEADLINE adjusted to exactly C, the frontier slope from the seed
+    means at RATES (`zgain.report.adjust`, as the report does)."""
+    kl, capture = {}, {}
+    for rate in RATES:
+        runs = [Run(variant, rate, s).eval_dir(eval_dir) for s in seeds]
+        metrics = [json.loads((where / "metrics.json").read_text()) for where in runs]
+        kl[rate] = np.array([m["kl"] for m in metrics])
+        capture[rate] = np.array([m["capture"] for m in metrics])
+    slope = frontier_slopes([kl[r].mean() for r in RATES], [capture[r].mean() for r in RATES])[
+        RATES.index(HEADLINE)
+    ]
+    return adjust_to_rate(capture[HEADLINE], kl[HEADLINE], HEADLINE, slope)
+
+
 def summarize(label: str, eval_dir: Path, seeds: list[int], seconds: float | None) -> list[dict]:
     """One row per variant: adjusted headline capture over the seeds, and the halves' spread."""
     rows = []
     for variant in VARIANTS:
-        kl, capture, halves = {}, {}, []
-        for rate in RATES:
-            runs = [Run(variant, rate, s).eval_dir(eval_dir) for s in seeds]
-            metrics = [json.loads((where / "metrics.json").read_text()) for where in runs]
-            kl[rate] = np.array([m["kl"] for m in metrics])
-            capture[rate] = np.array([m["capture"] for m in metrics])
-            if rate == HEADLINE:
-                halves = [halves_capture(pd.read_parquet(w / "examples.parquet")) for w in runs]
-        slope = frontier_slopes([kl[r].mean() for r in RATES], [capture[r].mean() for r in RATES])[
-            RATES.index(HEADLINE)
-        ]
-        adjusted = adjust_to_rate(capture[HEADLINE], kl[HEADLINE], HEADLINE, slope)
+        adjusted = adjusted_capture(eval_dir, variant, seeds)
+        runs = [Run(variant, HEADLINE, s).eval_dir(eval_dir) for s in seeds]
+        halves = [halves_capture(pd.read_parquet(w / "examples.parquet")) for w in runs]
         spread = np.array(halves).std(axis=0, ddof=1)
         row = {
             "run": label,

@@ -6,6 +6,7 @@ No timing is asserted: only that the figures are what the benchmark says they ar
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -360,3 +361,36 @@ def test_results_main_runs_the_measure_at_the_default_steps_and_writes_its_file(
     monkeypatch.setattr("sys.argv", ["bench", "--steps", "7", "--repeats", "2", "--out", str(out)])
     results_main("Doc line.", out, 3, "A title", "bench.x", measure)
     assert calls[-1] == (7, 2)
+
+
+def test_base_seeds_bench_retrains_upstream_in_scratch_and_pairs_the_variants(tmp_path) -> None:
+    import json
+
+    from bench.base_seeds import base_params, summarize
+    from bench.steps_seeds import HEADLINE, RATES
+    from zgain.core.runs import Run
+
+    repo, scratch = tmp_path / "repo", tmp_path / "scratch"
+    params = base_params(repo, scratch, 7, [0, 1, 2])
+    assert params.base.seed == 7 and list(params.cvae.rates) == list(RATES)
+    assert params.paths.synthetic_dir == str(repo / "data/synthetic")  # REPO's world, read only
+    for key in ("base_model", "surprisal_dir", "normalizer", "cvae_dir", "eval_dir"):
+        assert getattr(params.paths, key).startswith(str(scratch)), key
+
+    # At every rate kl = C exactly, so no adjustment: capture is the raw value.
+    captures = {"token_mean": [0.5, 0.6, 0.7], "mean_tok": [0.6, 0.8, 0.7]}
+    for variant, values in captures.items():
+        for rate in RATES:
+            for seed, value in enumerate(values):
+                where = Run(variant, rate, seed).eval_dir(params.paths.eval_dir)
+                where.mkdir(parents=True)
+                capture = value if rate == HEADLINE else value / 2
+                (where / "metrics.json").write_text(json.dumps({"kl": rate, "capture": capture}))
+    Path(params.paths.base_meta).parent.mkdir(parents=True)
+    Path(params.paths.base_meta).write_text(json.dumps({"metrics": {"test_excess_nats": 0.125}}))
+    row = summarize("seed 7", params, ["token_mean", "mean_tok"], [0, 1, 2])
+    assert row["test excess (nats/seq)"] == "0.1250"
+    # token_mean: mean 0.6, s = 0.1, half-width t_{0.975,2} · 0.1/√3 = 4.3027 · 0.05774 = 0.2484
+    assert row["token_mean capture"] == "+0.600 [+0.352, +0.848]"
+    # differences 0.1, 0.2, 0.0: mean 0.1, s = 0.1, the same half-width
+    assert row["mean_tok − token_mean"] == "+0.100 [-0.148, +0.348]"

@@ -45,6 +45,9 @@ def test_header_states_world_runs_and_method(summary: str) -> None:
     assert f"Runs: {len(WEIGHTS)} variants × 2 rates × 3 seeds = 18 runs" in head
     assert "headline rate C = 2.5, the one nearest the oracle's mean I* = 10.000" in head
     assert "mean over 3 seeds, 95% t-interval" in head
+    assert "Every run starts from one base (`base.seed` = 0)" in head
+    findings = section(summary, "Findings")
+    assert "verdicts are over CVAE seeds given that base" in findings
 
 
 def test_first_table_is_the_decomposition(summary: str) -> None:

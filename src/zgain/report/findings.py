@@ -19,7 +19,7 @@ from zgain.report.commentary import fmt, fmt_stats
 from zgain.report.coverage import Coverage
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import markdown_table
-from zgain.report.sections import caption
+from zgain.report.sections import caption, one_base
 from zgain.report.tables import ORACLE, information_by_position
 from zgain.report.verdicts import (
     ALPHA,
@@ -177,7 +177,8 @@ def findings_lines(
     method = (
         f"*Verdicts on seed-paired differences of the values adjusted to exactly KL = C, "
         f"Holm-adjusted over the comparisons of one rate and metric at {ALPHA:.0%}, equivalence "
-        f"by TOST ({1 - 2 * ALPHA:.0%} interval inside ±δ); rules in {METHOD_LINK}.*"
+        f"by TOST ({1 - 2 * ALPHA:.0%} interval inside ±δ); rules in {METHOD_LINK}. "
+        f"{one_base(params)}*"
     )
     lines = ["## Findings", "", world_sentence(params.data, results.split_value("n_examples"))]
     lines += ["", method, ""]

@@ -281,6 +281,21 @@ def data_line(data: DataParams | PairsParams, n_test: float) -> str:
     )
 
 
+REPRODUCIBLE_LINK = (
+    "[docs/usage.md#what-is-and-is-not-reproducible]"
+    "(../docs/usage.md#what-is-and-is-not-reproducible)"
+)
+
+
+def one_base(params: Params) -> str:
+    """What every interval and verdict is conditional on: the one base all runs start from."""
+    return (
+        f"Every run starts from one base (`base.seed` = {params.base.seed}): the intervals and "
+        "verdicts are over CVAE seeds given that base, not over the base's own training, which "
+        f"moves every run together and can move them beyond these intervals ({REPRODUCIBLE_LINK})."
+    )
+
+
 def header(
     params: Params, results: EvalResults, rates: Sequence[float]
 ) -> tuple[list[str], list[str]]:
@@ -299,7 +314,7 @@ def header(
             f"Cells over seeds: {method_label(n_seeds, confidence)}. The seeds are the "
             "replicates (each run's metric is a mean over its test examples); the interval is "
             f"mean ± t_{{{0.5 + confidence / 2:g}, n−1}} · s/√n over the n seed values (s their "
-            "standard deviation). `(n=k)`: only k seeds define the metric."
+            f"standard deviation). `(n=k)`: only k seeds define the metric. {one_base(params)}"
         )
     common = params.cvae.common
     if common.beta_schedule == "rate_target":
