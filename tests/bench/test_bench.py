@@ -354,13 +354,16 @@ def test_results_main_runs_the_measure_at_the_default_steps_and_writes_its_file(
     out = tmp_path / "results.md"
     monkeypatch.setattr("sys.argv", ["bench", "--out", str(out)])
     results_main("Doc line.\nmore", tmp_path / "unused.md", 3, "A title", "bench.x", measure)
-    assert calls == [(raw_params()["cvae"]["common"]["steps"], 3)]
+    steps = raw_params()["cvae"]["common"]["steps"]
+    assert calls == [(steps, 3)]
     text = out.read_text()
-    assert text.startswith("# A title\n") and "`python -m bench.x`" in text
+    assert text.startswith("# A title\n")
+    assert f"`python -m bench.x --steps {steps} --repeats 3`" in text
     assert "## a section" in text and not (tmp_path / "unused.md").exists()
     monkeypatch.setattr("sys.argv", ["bench", "--steps", "7", "--repeats", "2", "--out", str(out)])
     results_main("Doc line.", out, 3, "A title", "bench.x", measure)
     assert calls[-1] == (7, 2)
+    assert "`python -m bench.x --steps 7 --repeats 2`" in out.read_text()
 
 
 def test_base_seeds_bench_retrains_upstream_in_scratch_and_pairs_the_variants(tmp_path) -> None:
