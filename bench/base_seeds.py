@@ -32,12 +32,14 @@ from bench.workload import RUN_OUTPUTS, UPSTREAM, raw_params
 from stages import evaluate, normalizer, surprisal, train_base, train_cvae
 from zgain.params import Params, parse_params
 from zgain.params.profile import merge
+from zgain.report.commentary import fmt_stats
+from zgain.report.markdown import markdown_table
 from zgain.report.statistics import t_interval
 
 RESULTS = Path(__file__).with_name("base-seeds-results.md")
 VARIANTS = ("token_mean", "mean_tok")
-"""The two variants whose order at the headline rate changed between two default runs that
-differed only in the base's float rounding."""
+"""The two variants whose order at the headline rate changed between two default runs whose
+bases differed in their float rounding."""
 
 
 def base_params(repo: Path, scratch: Path, base_seed: int, seeds: list[int]) -> Params:
@@ -61,9 +63,8 @@ def in_repo(repo: Path) -> Params:
 
 
 def interval_cell(values: np.ndarray) -> str:
-    """mean [low, high], the 95% t-interval over the seeds."""
-    ci = t_interval(values, CONFIDENCE)
-    return f"{float(values.mean()):+.3f} [{ci.low:+.3f}, {ci.high:+.3f}]"
+    """mean [low, high], the 95% t-interval over the seeds, as the report writes it."""
+    return fmt_stats(t_interval(values, CONFIDENCE).row(), signed=True)
 
 
 def summarize(label: str, params: Params, variants: list[str], seeds: list[int]) -> dict:
@@ -108,9 +109,7 @@ def markdown(rows: list[dict], command: str, minutes: float, where: list[str]) -
             "CVAE seeds; and each later variant minus the first, paired by CVAE seed. Every "
             "interval is over CVAE seeds given that row's base, as in the report.",
             "",
-            "| " + " | ".join(columns) + " |",
-            "|" + "---|" * len(columns),
-            *("| " + " | ".join(str(row[c]) for c in columns) + " |" for row in rows),
+            markdown_table(columns, [[str(row[c]) for c in columns] for row in rows]),
             "",
         ]
     )
