@@ -39,7 +39,15 @@ import yaml
 
 from bench.timing import machine
 from bench.workload import REPO_ROOT
-from zgain.cli.check import TABLES, Verdict, committed_confidence, committed_text, compare
+from zgain.cli.check import (
+    TABLES,
+    Verdict,
+    committed_confidence,
+    committed_tables,
+    committed_text,
+    compare_tables,
+    fresh_tables,
+)
 from zgain.report.markdown import markdown_table
 
 THEN = "0e6281d"
@@ -48,7 +56,6 @@ change that gave the base other float rounding."""
 
 RESULTS = Path(__file__).with_name("same-base-results.md")
 BASE_FILES = ("models/base.pt", "models/base.json", "dvclive/base")
-PATTERN = "decomposition_rate*.csv"
 HEADLINE = "decomposition_rate1.0.csv"
 
 
@@ -120,25 +127,6 @@ def first_minutes(scratch: Path, minutes: float) -> float:
     return json.loads(record.read_text())["minutes"]
 
 
-def tables_in(reports: Path) -> dict[str, str]:
-    return {p.name: p.read_text() for p in sorted((reports / TABLES).glob(PATTERN))}
-
-
-def tables_at(revision: str, names: list[str]) -> dict[str, str]:
-    found = {n: committed_text(REPO_ROOT, f"reports/{TABLES}/{n}", revision) for n in names}
-    return {name: text for name, text in found.items() if text is not None}
-
-
-def verdicts(fresh: dict[str, str], reference: dict[str, str], confidence: float) -> list[Verdict]:
-    """Each fresh table's seed means against the reference table's intervals (same file name),
-    t-intervals at `confidence`."""
-    out = []
-    for name in sorted(fresh.keys() & reference.keys()):
-        frames = [pd.read_csv(io.StringIO(t)) for t in (fresh[name], reference[name])]
-        out += compare(*frames, name, confidence)
-    return out
-
-
 def counts(found: list[Verdict]) -> dict[str, str]:
     """'inside/total' per table, and over all of them with the count expected if each run were
     another draw of the other's seeds (`zgain.cli.check.inside_probability`)."""
@@ -184,17 +172,22 @@ def main() -> None:
     run([dvc, "repro"], today_tree)
     minutes = first_minutes(scratch, (time.perf_counter() - start) / 60)
 
-    here_then, here_today = tables_in(then_tree / "reports"), tables_in(today_tree / "reports")
+    here_then, here_today = (
+        fresh_tables(then_tree / "reports"),
+        fresh_tables(today_tree / "reports"),
+    )
     names = sorted(here_then)
-    committed_then, committed_today = tables_at(then, names), tables_at(today, names)
+    folder = f"reports/{TABLES}"
+    committed_then = committed_tables(REPO_ROOT, folder, names, then)
+    committed_today = committed_tables(REPO_ROOT, folder, names, today)
     confidence = committed_confidence(REPO_ROOT, then)
     if committed_confidence(REPO_ROOT, today) != confidence:
         raise SystemExit(f"error: {then} and {today} differ in report.confidence")
 
     def against(fresh: dict[str, str], reference: dict[str, str]) -> dict[str, str]:
-        return counts(verdicts(fresh, reference, confidence))
+        return counts(compare_tables(fresh, reference, confidence))
 
-    same_base = verdicts(here_today, here_then, confidence)
+    same_base = compare_tables(here_today, here_then, confidence)
     rows = {
         f"{then} here vs {then} committed (same code, this machine)": against(
             here_then, committed_then

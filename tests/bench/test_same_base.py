@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.same_base import count_table, counts, md5_at, ranking, verdicts
+from bench.same_base import count_table, counts, md5_at, ranking
+from zgain.cli.check import compare_tables
 
 HEADER = "variant,metric,mean,low,high,n,kind,source,adjusted_mean,adjusted_low,adjusted_high\n"
 
@@ -40,7 +41,7 @@ FRESH = {
 
 
 def test_fresh_means_are_counted_against_the_reference_intervals_of_shared_tables() -> None:
-    found = verdicts(FRESH, REFERENCE, 0.95)
+    found = compare_tables(FRESH, REFERENCE, 0.95)
     # the base row (no interval), the unmatched row and the table only in REFERENCE drop out
     assert [(v.table, v.variant, v.metric, v.inside) for v in found] == [
         ("decomposition_rate0.5.csv", "token_mean", "capture", True),

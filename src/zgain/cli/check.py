@@ -104,21 +104,38 @@ def committed_confidence(repo: Path, revision: str) -> float:
     return confidence
 
 
-def check_reports(reports: Path, repo: Path, revision: str = "HEAD") -> list[Verdict]:
-    """Every verdict of every per-rate table present both fresh and at `revision`."""
+def fresh_tables(reports: Path) -> dict[str, str]:
+    """The text of each per-rate table under `reports`, by file name."""
     tables = sorted((reports / TABLES).glob(PATTERN))
     if not tables:
         raise FileNotFoundError(f"{reports / TABLES}: no {PATTERN} (run `make repro` first)")
-    confidence = committed_confidence(repo, revision)
+    return {path.name: path.read_text() for path in tables}
+
+
+def committed_tables(repo: Path, folder: str, names: list[str], revision: str) -> dict[str, str]:
+    """The text at `revision` of each named table in `folder` (relative to repo), when it has it."""
+    found = {name: committed_text(repo, f"{folder}/{name}", revision) for name in names}
+    return {name: text for name, text in found.items() if text is not None}
+
+
+def compare_tables(
+    fresh: dict[str, str], reference: dict[str, str], confidence: float
+) -> list[Verdict]:
+    """Every verdict of every table (by file name) present in both."""
     verdicts = []
-    for path in tables:
-        relative = path.resolve().relative_to(repo.resolve()).as_posix()
-        text = committed_text(repo, relative, revision)
-        if text is None:
-            continue
-        committed = pd.read_csv(io.StringIO(text))
-        verdicts += compare(pd.read_csv(path), committed, path.name, confidence)
+    for name in sorted(fresh.keys() & reference.keys()):
+        frames = [pd.read_csv(io.StringIO(text)) for text in (fresh[name], reference[name])]
+        verdicts += compare(*frames, name, confidence)
     return verdicts
+
+
+def check_reports(reports: Path, repo: Path, revision: str = "HEAD") -> list[Verdict]:
+    """Every verdict of every per-rate table present both fresh and at `revision`."""
+    fresh = fresh_tables(reports)
+    confidence = committed_confidence(repo, revision)
+    folder = (reports / TABLES).resolve().relative_to(repo.resolve()).as_posix()
+    committed = committed_tables(repo, folder, list(fresh), revision)
+    return compare_tables(fresh, committed, confidence)
 
 
 def check(
