@@ -73,6 +73,7 @@ def batched_vs_looped(work: Workload, sizes: Sizes) -> dict[str, float]:
     batched = evaluate(work, model, n, k)
     looped = evaluate(work, model, n, k, looped=True)
     difference = float(np.abs(batched.nll_marginal - looped.nll_marginal).max())
+    largest = float(np.abs(batched.nll_marginal).max())
     times = interleaved(
         {
             "batched": lambda: evaluate(work, model, n, k),
@@ -81,7 +82,11 @@ def batched_vs_looped(work: Workload, sizes: Sizes) -> dict[str, float]:
         sizes.repeats,
         warmup=0,
     )
-    return {name: median(t) for name, t in times.items()} | {"max_abs_diff": difference}
+    return {name: median(t) for name, t in times.items()} | {
+        "max_abs_diff": difference,
+        "max_abs_nll": largest,
+        "tokens": float(work.batch.targets.shape[1]),
+    }
 
 
 def base_steps(work: Workload, steps: int) -> None:

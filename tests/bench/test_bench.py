@@ -79,7 +79,13 @@ def test_training_benchmarks_return_finite_ratios(tiny_work) -> None:
 def test_evaluation_benchmark_loops_to_the_same_scores(tiny_work) -> None:
     sizes = bench_evaluate.Sizes(n_examples=8, iw_samples=8, repeats=1, unit_examples=4)
     section, figures = bench_evaluate.measure(tiny_work, sizes, train_step_seconds=0.01)
-    assert figures["max_abs_diff"] < 1e-9  # the loop computes exactly what the batch does
+    # The loop computes what the batch does, in float32 kernels whose blocking (and so rounding)
+    # follows the batch shape and the CPU's vector path: each of the T per-token log-probs is
+    # good to a few ulp and their float32 sum adds one ulp per term, so the two may differ by
+    # (T + 4) float32 epsilons of the largest |M| (1e-5 nats for 7 tokens and M = 10), against
+    # 3e-8 measured on an AVX2 CPU and the ~0.1 nats a wrong sample or token would cost.
+    bound = (figures["tokens"] + 4) * np.finfo(np.float32).eps * figures["max_abs_nll"]
+    assert figures["max_abs_diff"] <= bound
     assert positive(figures["speed"])
     assert 0 < figures["share"] < 1
     parts = ("generate", "train_base", "surprisal", "train_cvae", "evaluate")

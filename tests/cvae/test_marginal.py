@@ -54,8 +54,11 @@ def _scores(model: CVAE, k: int = 16):
 
 def test_a_decoder_that_ignores_z_has_m_equal_to_l_and_no_z_information() -> None:
     scores, _ = _scores(_cvae(z_weight=0.0))  # zero z-injection: the decoder ignores z
-    np.testing.assert_allclose(scores.nll_marginal, scores.nll_post, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(scores.token_nll_marginal, scores.token_nll_post, rtol=0, atol=1e-9)
+    # M and L average the same float32 log-probs over different samples: equal up to the float32
+    # rounding of those passes, a few epsilons per token of the largest NLL.
+    tol = 4 * scores.token_nll_post.shape[1] * np.finfo(np.float32).eps * scores.nll_post.max()
+    np.testing.assert_allclose(scores.nll_marginal, scores.nll_post, rtol=0, atol=tol)
+    np.testing.assert_allclose(scores.token_nll_marginal, scores.token_nll_post, rtol=0, atol=tol)
     assert np.all(scores.kl > 0.01)  # q and p differ: the equality is not a trivial one
 
 

@@ -43,6 +43,11 @@ def zgain_imports(root: Path, path: Path) -> set[str]:
         module = node.module if isinstance(node, ast.ImportFrom) else None
         if module and module.startswith("zgain.") and id(node) not in skipped:
             found.add(module_file(root, module))
+            # `from zgain.world import portable` imports the module zgain.world.portable
+            for alias in node.names:
+                submodule = Path("src", *module.split("."), f"{alias.name}.py")
+                if (root / submodule).is_file():
+                    found.add(str(submodule))
     for file in list(found):
         parts = Path(file).parts
         for depth in range(3, len(parts)):

@@ -18,6 +18,7 @@ import contextlib
 import fcntl
 import math
 import os
+import platform
 import re
 import socket
 import sys
@@ -62,6 +63,8 @@ class RunEnvironment:
     torch_version: str
     host: str  # the machine's host name
     worker: int | None  # slot k of ZGAIN_WORKERS concurrent workers; None outside a pool
+    cpu_model: str = ""  # /proc/cpuinfo's model name (or platform.processor())
+    cpu_isa: str = ""  # the vector paths torch and numpy took, e.g. "torch AVX512, numpy X86_V4"
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -259,7 +262,30 @@ def setup_torch(
     chosen = resolve_device(device, worker)
     dtype = "bfloat16" if chosen.type == "cuda" else "float32"
     host = socket.gethostname()
-    return chosen, RunEnvironment(str(chosen), dtype, n_threads, torch.__version__, host, worker)
+    return chosen, RunEnvironment(
+        str(chosen), dtype, n_threads, torch.__version__, host, worker, cpu_model(), cpu_isa()
+    )
+
+
+def cpu_model() -> str:
+    """The CPU's model name: float kernels, and so the last bits of a result, follow it."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def cpu_isa() -> str:
+    """The vector instruction sets torch's kernels and numpy's dispatch use on this CPU (after
+    ATEN_CPU_CAPABILITY / NPY_DISABLE_CPU_FEATURES)."""
+    from numpy._core import _multiarray_umath as umath
+
+    found = [name for name in umath.__cpu_dispatch__ if umath.__cpu_features__.get(name)]
+    numpy_isa = found[-1] if found else "baseline"
+    return f"torch {torch.backends.cpu.get_cpu_capability()}, numpy {numpy_isa}"
 
 
 def check_finite(step: int, terms: Mapping[str, float]) -> None:

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from zgain.core.errors import DataError
 from zgain.core.io import list_array, padded, read_table
+from zgain.world import portable
 from zgain.world.frames import Frames
 from zgain.world.synthetic import Sample
 
@@ -56,7 +57,7 @@ def sample_table(sample: Sample, split: str, first_id: int) -> pa.Table:
         "x": list_array(sample.x, sample.x_len),
         "y": list_array(sample.y, sample.y_len),
         "strategy": pa.array(sample.strategy.astype(np.int16)),
-        "prior": list_array(np.exp(o.log_prior), np.full(n, k)),
+        "prior": list_array(portable.exp(o.log_prior), np.full(n, k)),
         "posterior": list_array(o.posterior, np.full(n, k)),
         "oracle_nll": pa.array(o.nll),
         "oracle_nll_given_s": pa.array(o.nll_given_s_mean),

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 import numpy as np
-from scipy.special import logsumexp
 
 from zgain.core.vocab import Vocab
 from zgain.params import DataParams
+from zgain.world import portable
 from zgain.world.frames import Frames
 from zgain.world.transforms import LENGTH_FACTOR, TRANSFORMS, IntArray
 
@@ -81,10 +81,10 @@ class World:
         n = x.shape[0]
         k = self.n_strategies
         if self.prior == "uniform":
-            return np.full((n, k), -np.log(k))
+            return np.full((n, k), -portable.log(float(k)))
         s = np.arange(1, k + 1)[None, :]  # (1, K)
-        logits = np.cos(2 * np.pi * s * x[:, :1] / self.vocab_size) / self.prior_temperature
-        return logits - logsumexp(logits, axis=1, keepdims=True)
+        logits = portable.cos_turns(s * x[:, :1], self.vocab_size) / self.prior_temperature
+        return logits - portable.logsumexp(logits, axis=1, keepdims=True)
 
     def apply(self, name: str, x: IntArray, x_len: IntArray) -> tuple[IntArray, IntArray]:
         """y = f_name(x) without noise: (N, max_y_len) right-padded with PAD, and y_len (N,)."""
@@ -140,7 +140,7 @@ def _token_log_prob(world: World, name: str, x, x_len, targets, y_len) -> np.nda
         np.where(t == f_len[:, None], (t == y_len[:, None]).astype(float), 0.0),  # s expects EOS
     )
     with np.errstate(divide="ignore"):
-        logp = np.log(prob)
+        logp = portable.log(prob)
     return np.where(t <= y_len[:, None], logp, 0.0)
 
 
@@ -159,15 +159,17 @@ def oracle(world: World, x: IntArray, x_len: IntArray, y: IntArray, y_len: IntAr
             [np.zeros_like(logp[:, :, :1]), np.cumsum(logp, axis=2)[:, :, :-1]], axis=2
         )
         before = log_prior[:, :, None] + exclusive  # (N, K, T)
-        token_surprisal = logsumexp(before, axis=1) - logsumexp(before + logp, axis=1)
+        token_surprisal = portable.logsumexp(before, axis=1) - portable.logsumexp(
+            before + logp, axis=1
+        )
         nll_given_s = -logp.sum(axis=2)  # (N, K)
         log_joint = log_prior - nll_given_s
-        nll = -logsumexp(log_joint, axis=1)
-        posterior = np.exp(log_joint + nll[:, None])
+        nll = -portable.logsumexp(log_joint, axis=1)
+        posterior = portable.exp(log_joint + nll[:, None])
         weighted = np.where(posterior > 0, posterior * nll_given_s, 0.0)
         token_weighted = np.where(posterior[:, :, None] > 0, -posterior[:, :, None] * logp, 0.0)
     nll_given_s_mean = weighted.sum(axis=1)
-    prior_probs = np.exp(log_prior)
+    prior_probs = portable.exp(log_prior)
     prior_entropy = -(prior_probs * log_prior).sum(axis=1)
     token_surprisal = np.where(mask, token_surprisal, 0.0)
     token_info = np.where(mask, token_surprisal - token_weighted.sum(axis=1), 0.0)
@@ -201,7 +203,7 @@ def sample(world: World, n: int, rng: np.random.Generator) -> Sample:
     x_len = rng.integers(world.length_min, world.length_max + 1, size=n)
     x = rng.integers(0, world.vocab_size, size=(n, world.length_max))
     x = np.where(np.arange(world.length_max)[None, :] < x_len[:, None], x, world.vocab.pad)
-    prior = np.exp(world.log_prior(x, x_len))
+    prior = portable.exp(world.log_prior(x, x_len))
     u = rng.random(n)[:, None]
     strategy = np.minimum((np.cumsum(prior, axis=1) < u).sum(axis=1), world.n_strategies - 1)
     outputs = [world.apply(name, x, x_len) for name in world.transforms]
