@@ -10,12 +10,30 @@ against the registry of reconstruction terms.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from zgain.core.cli import run_stage
 from zgain.core.errors import ParamsError
 from zgain.cvae.objective import weight_errors
-from zgain.params import load_params
+from zgain.params import PairsParams, Params, load_params
+
+
+def pairs_file_errors(params: Params) -> list[str]:
+    """data.source pairs: the file `generate` will read must exist and open, checked before
+    any stage runs (generate would otherwise fail only after DVC has started it)."""
+    data = params.data
+    if not isinstance(data, PairsParams):
+        return []
+    path = Path(data.file)
+    if not path.is_file():
+        return [f"data.file: {path} not found (no such file under paths.pairs_dir)"]
+    try:
+        path.open("rb").close()
+    except OSError as err:
+        return [f"data.file: {path} cannot be read ({err.strerror})"]
+    return []
 
 
 def main() -> None:
@@ -25,7 +43,7 @@ def main() -> None:
         line
         for name, variant in cvae.variants.items()
         for line in weight_errors(name, variant.weights)
-    ]
+    ] + pairs_file_errors(params)
     if lines:
         raise ParamsError(*lines)
     counts = [(len(cvae.variants), "variant"), (len(cvae.rates), "rate"), (len(cvae.seeds), "seed")]

@@ -9,7 +9,7 @@ import numpy as np
 from tqdm import tqdm
 
 from zgain.core.cli import run_stage
-from zgain.core.io import sweep_temporaries, write_json, write_table
+from zgain.core.io import replaced_dir, sweep_temporaries, write_json, write_table
 from zgain.params import DataParams, PairsParams, Params, load_params
 from zgain.world.frames import FRAMES_FILE, frames_record
 from zgain.world.pairs import check_sizes, pairs_frames, read_pairs, split_rows, split_table
@@ -21,11 +21,12 @@ def run(data: DataParams, out_dir: Path) -> None:
     world = World.from_params(data)
     sweep_temporaries(out_dir)
     sizes = data.sizes()
-    for split in tqdm(SPLITS, desc="generate", unit="split"):
-        rng = np.random.default_rng(split_seed(data.seed, split))
-        drawn = sample(world, sizes[split], rng)
-        table = sample_table(drawn, split, first_example_id(sizes, split))
-        write_table(table, out_dir / f"{split}.parquet", SYNTHETIC_SCHEMA)
+    with replaced_dir(out_dir) as built:  # the old splits stay until every new one is written
+        for split in tqdm(SPLITS, desc="generate", unit="split"):
+            rng = np.random.default_rng(split_seed(data.seed, split))
+            drawn = sample(world, sizes[split], rng)
+            table = sample_table(drawn, split, first_example_id(sizes, split))
+            write_table(table, built / f"{split}.parquet", SYNTHETIC_SCHEMA)
 
 
 def run_pairs(params: Params, out_dir: Path) -> dict[str, int]:
@@ -38,11 +39,12 @@ def run_pairs(params: Params, out_dir: Path) -> dict[str, int]:
     sizes = {split: len(chosen) for split, chosen in rows.items()}
     check_sizes(sizes, params, data.file)
     sweep_temporaries(out_dir)
-    for split in SPLITS:
-        table = split_table(pairs, rows[split], split, first_example_id(sizes, split))
-        write_table(table, out_dir / f"{split}.parquet", SYNTHETIC_SCHEMA)
-    record = frames_record(pairs_frames(pairs, data))
-    write_json({**record, "sizes": sizes, "truncated": pairs.truncated}, out_dir / FRAMES_FILE)
+    with replaced_dir(out_dir) as built:
+        for split in SPLITS:
+            table = split_table(pairs, rows[split], split, first_example_id(sizes, split))
+            write_table(table, built / f"{split}.parquet", SYNTHETIC_SCHEMA)
+        record = frames_record(pairs_frames(pairs, data))
+        write_json({**record, "sizes": sizes, "truncated": pairs.truncated}, built / FRAMES_FILE)
     cut = ", ".join(f"{n} {side}" for side, n in pairs.truncated.items() if n)
     print(f"generate: {sum(sizes.values())} pairs ({sizes}); truncated: {cut or 'none'}")
     return sizes

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
-from zgain.core.io import TMP_SUFFIX, atomic_dir, atomic_path, sweep_temporaries, write_json
+from zgain.core.io import (
+    TMP_SUFFIX,
+    atomic_dir,
+    atomic_path,
+    replaced_dir,
+    sweep_temporaries,
+    write_json,
+)
 
 
 class Interrupted(RuntimeError):
@@ -115,3 +122,20 @@ def test_a_failed_build_leaves_the_previous_directory_whole(tmp_path):
         raise Interrupted
     assert _tree(reports) == before
     assert temporaries(tmp_path) == []
+
+
+def test_replaced_dir_swaps_the_folder_whole_and_only_on_success(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "stale.txt").write_text("old")
+    (out / "kept.txt").write_text("old")
+    with pytest.raises(RuntimeError), replaced_dir(out) as built:
+        (built / "kept.txt").write_text("new")
+        raise RuntimeError("the block failed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary left
+    assert (out / "stale.txt").read_text() == "old" and (out / "kept.txt").read_text() == "old"
+    with replaced_dir(out) as built:
+        (built / "kept.txt").write_text("new")
+    assert sorted(p.name for p in out.iterdir()) == ["kept.txt"]  # nothing stale survives
+    assert (out / "kept.txt").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -18,6 +18,7 @@ import pytest
 import yaml
 from conftest import tiny_params_raw
 from dvc_project import commit, make_project, ran_stages, run, sh
+from pairs_data import pairs_params
 
 from zgain.core.io import TMP_SUFFIX
 
@@ -118,6 +119,10 @@ PARAMS_CASES = {
         _rename_variant("token mean"),
         "error: cvae.variants.token mean: a variant name must be letters, digits, `_` or `-`",
     ),
+    "pairs file missing": (
+        _set("data", pairs_params("pairs/missing.tsv", oracle=False)),
+        "error: data.file: pairs/missing.tsv not found",
+    ),
     "probe_test_fraction too small": (
         _set("evaluate.probe_test_fraction", 0.001),
         "error: evaluate.probe_test_fraction: must leave at least one example per strategy (4) "
@@ -156,6 +161,23 @@ def test_a_bad_variant_name_reaching_its_stage_is_one_line_and_runs_no_shell(rep
     assert not (repo / "pwned").exists()
     sh(repo, "git", "checkout", "--", "dvc.lock")  # a failed -s run may leave dvc.lock as is
     assert json.loads(sh(repo, "dvc", "status", "--json")) == {}
+
+
+def test_a_failed_generate_leaves_the_previous_splits_in_place(repo: Path) -> None:
+    """`dvc repro generate` skips check_params; generate fails, and data/ is as it was."""
+    before = lock(repo)
+    path = repo / "params.yaml"
+    original = path.read_text()
+    params = yaml.safe_load(original)
+    _set("data", pairs_params("pairs/missing.tsv", oracle=False))(params)
+    path.write_text(yaml.safe_dump(params, sort_keys=False))
+    try:
+        done = run(repo, "dvc", "repro", "-s", "generate")
+    finally:
+        path.write_text(original)
+    assert error_lines(done) == ["error: pairs/missing.tsv: file not found"]
+    sh(repo, "git", "checkout", "--", "dvc.lock")
+    assert_recovered(repo, before)
 
 
 # --- bad surprisal tables: the stage that reads them stops naming the file ----------------

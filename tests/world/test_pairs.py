@@ -204,3 +204,18 @@ def test_log_n_oracle_of_the_toy_file() -> None:
     counts = frame.groupby("word")["pron"].transform("count")
     np.testing.assert_allclose(frame["info"], np.log(counts))
     assert math.isclose(frame["nll"].max(), math.log(2))
+
+
+def test_check_params_names_a_missing_or_unreadable_pairs_file(tmp_path: Path, toy_file) -> None:
+    from stages.check_params import pairs_file_errors
+
+    assert pairs_file_errors(params_for(tmp_path, str(toy_file))) == []
+    missing = tmp_path / "gone.tsv"
+    assert pairs_file_errors(params_for(tmp_path, str(missing))) == [
+        f"data.file: {missing} not found (no such file under paths.pairs_dir)"
+    ]
+    folder = tmp_path / "folder.tsv"
+    folder.mkdir()
+    assert pairs_file_errors(params_for(tmp_path, str(folder))) == [
+        f"data.file: {folder} not found (no such file under paths.pairs_dir)"
+    ]

@@ -75,7 +75,11 @@ def group_main(run: Callable[..., object]) -> Callable[..., None]:
         device: DeviceOption = None,
         threads: ThreadsOption = None,
     ) -> None:
+        params = load_params()
+        # an unknown variant or seed is a one-line error now, not after waiting for free CPUs
+        params.cvae.variant(variant)
+        params.cvae.seed(seed)
         divide_cpus_by_default(threads)
-        run(load_params(), variant, seed, device, threads)
+        run(params, variant, seed, device, threads)
 
     return main

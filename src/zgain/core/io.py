@@ -83,6 +83,33 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
         shutil.rmtree(built, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def replaced_dir(path: str | Path) -> Iterator[Path]:
+    """Yield an empty temporary directory beside `path`; on success it becomes `path` whole.
+
+    Unlike `atomic_dir`, nothing of the old `path` survives: its entries are retired in one
+    rename and removed. If the block fails, `path` is untouched and the temporary is removed.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    built = Path(tempfile.mkdtemp(dir=path.parent, prefix=_temporary_name(path), suffix=TMP_SUFFIX))
+    retired = built.with_name(built.name.replace(TMP_SUFFIX, ".retired" + TMP_SUFFIX))
+    try:
+        yield built
+        os.chmod(built, DIR_MODE)
+        if path.exists():
+            path.rename(retired)
+        try:
+            built.rename(path)
+        except BaseException:
+            if not path.exists() and retired.exists():
+                retired.rename(path)  # put the old one back
+            raise
+    finally:
+        shutil.rmtree(built, ignore_errors=True)
+        shutil.rmtree(retired, ignore_errors=True)
+
+
 def sweep_temporaries(*outputs: str | Path) -> list[Path]:
     """Remove what interrupted atomic writes left for `outputs` (files or directories).
 
