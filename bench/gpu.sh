@@ -1,25 +1,68 @@
 #!/usr/bin/env bash
 # The prepared GPU check (≤ 8 minutes on a CUDA machine): install, run the tiny DAG on the GPU,
-# time one default-size group and a short default study slice, write bench/gpu-results.md
+# time one default-size group, count host syncs per train step, write bench/gpu-results.md
 # (device, runs per hour, ms per step, host syncs per step, utilization from nvidia-smi).
 #   bash bench/gpu.sh
+# PYTHON (default python3.11) creates the check's own environment .venv-gpu from
+# requirements.lock. ZGAIN_GPU_NO_INSTALL=1 skips that and runs $PYTHON as it is: it must
+# already import torch with CUDA and zgain, e.g. PYTHON=.venv/bin/python (docs/scale.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=bench/gpu-results.md
-python3 -m venv .venv-gpu
-# The pinned torch from PyPI is a CUDA build on Linux x86_64; requirements.lock pins it.
-.venv-gpu/bin/pip install --quiet --disable-pip-version-check -r requirements.lock
-.venv-gpu/bin/pip install --quiet --disable-pip-version-check --no-deps -e .
-export PATH=$PWD/.venv-gpu/bin:$PATH ZGAIN_DEVICE=cuda TQDM_DISABLE=1
-python - <<'PY'
+PYTHON=${PYTHON:-python3.11}
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+  echo "bench/gpu.sh: no interpreter '$PYTHON' (set PYTHON to a Python 3.11 or later)" >&2
+  exit 1
+fi
+
+work=$(mktemp -d)
+smi_pid=""
+cleanup() {
+  if [ -n "$smi_pid" ]; then kill "$smi_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+if [ "${ZGAIN_GPU_NO_INSTALL:-0}" = 1 ]; then
+  py=$PYTHON
+else
+  "$PYTHON" -m venv .venv-gpu
+  # requirements.lock pins torch; whether pip gets a CUDA build of it depends on the package
+  # index (PyPI's Linux x86-64 wheel is one; an index of +cpu builds is not): docs/scale.md.
+  .venv-gpu/bin/pip install --quiet --disable-pip-version-check -r requirements.lock
+  .venv-gpu/bin/pip install --quiet --disable-pip-version-check --no-deps -e .
+  py=.venv-gpu/bin/python
+fi
+export ZGAIN_DEVICE=cuda TQDM_DISABLE=1
+"$py" - <<'PY'
+import sys
+
 import torch
-assert torch.cuda.is_available(), "bench/gpu.sh needs a CUDA device"
+
+if not torch.cuda.is_available():
+    sys.exit(
+        f"bench/gpu.sh: torch {torch.__version__} (CUDA build: {torch.version.cuda}) sees no "
+        "CUDA device; docs/scale.md says how to install a CUDA build"
+    )
+try:
+    import zgain  # noqa: F401
+except ImportError:
+    sys.exit(f"bench/gpu.sh: {sys.executable} cannot import zgain (pip install --no-deps -e .)")
 PY
-(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader -l 1 > /tmp/zgain-smi.csv 2>/dev/null &) || true
-timeout 420 python -m bench.gpu_check --out "$OUT"
-pkill -f "nvidia-smi --query-gpu" || true
-if [ -s /tmp/zgain-smi.csv ]; then
+
+if command -v nvidia-smi >/dev/null 2>&1; then
+  nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader -l 1 \
+    >"$work/smi.csv" 2>/dev/null &
+  smi_pid=$!
+fi
+timeout 420 "$py" -m bench.gpu_check --out "$OUT"
+if [ -n "$smi_pid" ]; then
+  kill "$smi_pid" 2>/dev/null || true
+  wait "$smi_pid" 2>/dev/null || true
+  smi_pid=""
+fi
+if [ -s "$work/smi.csv" ]; then
   { echo; echo "nvidia-smi utilization over the check (%, MiB), one line a second:"; echo;
-    echo '```'; cat /tmp/zgain-smi.csv; echo '```'; } >> "$OUT"
+    echo '```'; cat "$work/smi.csv"; echo '```'; } >>"$OUT"
 fi
 echo "wrote $OUT"

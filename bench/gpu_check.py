@@ -66,7 +66,14 @@ def group_seconds(raw: dict, root: Path) -> dict[str, float]:
 
 
 def syncs_per_step(raw: dict) -> float:
-    params = wl.params_with(wl.merge(raw, {"cvae": {"common": {"steps": SYNC_STEPS}}}))
+    common = raw["cvae"]["common"]
+    short = {
+        "steps": SYNC_STEPS,  # every warm-up must fit inside the run (check_params)
+        "warmup_steps": min(common["warmup_steps"], SYNC_STEPS),
+        "lr_warmup_steps": min(common["lr_warmup_steps"], SYNC_STEPS),
+        "rate_target": {"warmup_steps": min(common["rate_target"]["warmup_steps"], SYNC_STEPS)},
+    }
+    params = wl.params_with(wl.merge(raw, {"cvae": {"common": short}}))
     work = wl.workload(params, 4096)
     monitor = work.batch
     base = work.surprisal.sum(dim=1).double()
