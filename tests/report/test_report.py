@@ -33,7 +33,6 @@ EXPECTED_FILES = {
             "localization",
             "posterior",
             "diagnostics",
-            "paired",
             "information_by_position",
             "information_by_strategy",
             "runs",

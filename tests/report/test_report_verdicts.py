@@ -6,23 +6,24 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from zgain.report.adjust import ADJUSTED_METRICS, Adjusted
+from zgain.report.adjust import ADJUSTED_METRICS, Adjusted, adjust_results
+from zgain.report.loading import EvalResults
 from zgain.report.verdicts import (
     BETTER,
     EQUIVALENT,
     UNDETERMINED,
     WORSE,
     classify,
-    comparison_pairs,
+    declared_pairs,
     half_width_table,
     holm,
     paired_p,
-    seeds_for_equivalence,
-    seeds_for_half_width,
-    seeds_needed,
-    seeds_to_separate,
+    power,
+    replicates_needed,
+    spread_upper_bound,
     verdict_table,
 )
 
@@ -45,78 +46,91 @@ def test_paired_p_by_hand() -> None:
 
 
 def test_fewer_than_three_seeds_is_undetermined() -> None:
-    assert classify(np.array([1.0, 1.0]), 0.0, 0.05) == UNDETERMINED
-    assert classify(np.array([0.0, 0.0, math.nan]), 1.0, 0.05) == UNDETERMINED
+    assert classify(0.9, 1.1, 1.0, 0.0, 2, 0.05) == UNDETERMINED
 
 
-def test_exactly_equal_pair_is_equivalent() -> None:
-    assert classify(np.zeros(3), 1.0, 0.05) == EQUIVALENT
+def test_inside_the_margin_is_equivalent_even_when_the_test_rejects() -> None:
+    assert classify(-0.01, 0.01, 0.0, 1.0, 3, 0.05) == EQUIVALENT
+    assert classify(0.009, 0.011, 0.01, 0.001, 3, 0.05) == EQUIVALENT  # never "better"
 
 
 def test_clear_separation_better_and_worse() -> None:
-    d = np.array([1.0, 1.1, 0.9])
-    p = paired_p(d)  # t = 1 / (0.1/√3) = 17.3 on 2 df: p ≈ 0.00332
-    assert p == pytest.approx(0.0033168, rel=1e-4)
-    assert classify(d, p, 0.05) == BETTER and classify(-d, p, 0.05) == WORSE
-    assert classify(d, 0.06, 0.05) == UNDETERMINED  # Holm took it back; far outside ±δ
+    assert classify(0.8, 1.2, 1.0, 0.003, 3, 0.05) == BETTER
+    assert classify(-1.2, -0.8, -1.0, 0.003, 3, 0.05) == WORSE
+    assert classify(0.8, 1.2, 1.0, 0.06, 3, 0.05) == UNDETERMINED  # Holm took it back
 
 
-def test_clear_equivalence_and_undetermined() -> None:
-    # 90% interval: 0 ± t_{0.95,2}·0.001/√3 = ±0.00169, inside ±0.05
-    assert classify(np.array([0.001, -0.001, 0.0]), 1.0, 0.05) == EQUIVALENT
-    assert classify(np.array([0.1, -0.1, 0.2]), 0.6, 0.05) == UNDETERMINED
+def test_power_and_replicates_by_the_textbook() -> None:
+    # one-sample t-test, d = 1, two-sided 5%: power 0.803 at n = 10, 0.737 at n = 9 (G*Power)
+    assert power(1.0, 1.0, 10, 0.05) == pytest.approx(0.8031, abs=5e-4)
+    assert power(1.0, 1.0, 9, 0.05) < 0.8
+    # the 80% upper bound on σ from sd 1 on 3 values: √(2 / χ²_{0.2, 2}), χ²_{0.2,2} = −2 ln 0.8
+    assert spread_upper_bound(1.0, 3) == pytest.approx(math.sqrt(2 / (-2 * math.log(0.8))))
+    sd = 1.0 / spread_upper_bound(1.0, 3)  # so that the upper bound is exactly 1
+    assert replicates_needed(1.0, sd, 3, 0.05) == "10"
+    assert replicates_needed(0.001, 1.0, 3, 0.05) == "> 100"
+    assert replicates_needed(1.0, math.nan, 1, 0.05) == ""
 
 
-def test_seeds_needed_by_hand() -> None:
-    # t_{0.975,n−1}·0.03/√n: n=4 0.0477, n=5 0.0372 < 0.04
-    assert seeds_to_separate(0.04, 0.03, 0.05) == 5
-    # t_{0.95,n−1}·0.03/√n: n=3 0.0506, n=4 0.0353 < 0.05
-    assert seeds_for_equivalence(0.0, 0.03, 0.05) == 4
-    assert seeds_for_equivalence(0.06, 0.001, 0.05) is None  # |mean| ≥ δ: never
-    assert seeds_to_separate(0.001, 1.0, 0.05) is None  # beyond the cap
-    # t_{0.975,n−1}·0.03/√n ≤ 0.05: n=3 0.0745, n=4 0.0477
-    assert seeds_for_half_width(0.03, 0.05, 0.95) == 4
-    # diffs 0.01, 0.03, 0.05: mean 0.03, sd 0.02; equivalence: n=3 0.03 + 0.0337 > 0.05,
-    # n=4 0.03 + 0.0235 > 0.05, n=5 0.03 + 0.0191 < 0.05; separation at 0.05/2 needs 6
-    assert seeds_needed(np.array([0.01, 0.03, 0.05]), 0.05, 2) == ("5", "equivalence")
-    assert seeds_needed(np.array([0.001, 0.9, -0.9]), 0.05, 1) == ("> 100", "")
+def test_power_by_simulation() -> None:
+    rng = np.random.default_rng(0)
+    draws = rng.normal(0.5, 1.0, size=(40_000, 12))
+    t = draws.mean(1) / (draws.std(1, ddof=1) / math.sqrt(12))
+    from scipy.stats import t as student_t
+
+    rejected = np.mean(np.abs(t) > student_t.ppf(0.975, 11))
+    assert power(0.5, 1.0, 12, 0.05) == pytest.approx(rejected, abs=0.01)
 
 
-def test_pairs_against_the_baseline_then_between_leaders() -> None:
-    pairs = comparison_pairs(["base", "a", "b", "c"], "base", ["c", "base", "a"])
+def test_declared_pairs_are_the_baseline_ones_then_params() -> None:
+    pairs = declared_pairs(["base", "a", "b", "c"], "base", [["c", "a"], ["a", "base"]])
     assert pairs == [
         ("a", "base", "baseline"),
         ("b", "base", "baseline"),
         ("c", "base", "baseline"),
-        ("c", "a", "leaders"),
+        ("c", "a", "declared"),
     ]
 
 
 def fake_adjusted(per_variant: dict[str, list[float]], rate: float = 1.0) -> Adjusted:
-    values = {
-        (v, rate, m): np.asarray(x, dtype=float)
-        for v, x in per_variant.items()
-        for m in ADJUSTED_METRICS
-    }
-    return Adjusted(values=values, slopes=dict.fromkeys(values, 0.0), adjusted=True)
+    """One rate, every run exactly at it: the adjusted values are the raw ones."""
+    n = len(next(iter(per_variant.values())))
+    runs = pd.DataFrame(
+        [
+            {"variant": v, "seed": s, "kl": rate, **dict.fromkeys(ADJUSTED_METRICS, x[s])}
+            for v, x in per_variant.items()
+            for s in range(len(x))
+        ]
+    )
+    variants, seeds = tuple(per_variant), tuple(range(n))
+    return adjust_results({rate: EvalResults(variants, seeds, rate, runs, None, None)})
 
 
-def test_verdict_table_holm_over_one_table() -> None:
+def test_verdict_table_holm_over_one_rate_and_metric() -> None:
     adjusted = fake_adjusted({"base": [0.0, 0.0, 0.0], "a": [1.0, 2.0, 3.0], "b": [1.0, 1.1, 0.9]})
     deltas = dict.fromkeys(ADJUSTED_METRICS, 0.05)
-    table = verdict_table(adjusted, ["base", "a", "b"], "base", 2, deltas)
+    metrics = ("capture", "marginal_gain")
+    table = verdict_table(adjusted, ["base", "a", "b"], "base", [["a", "b"]], deltas, metrics)
     capture = table[table["metric"] == "capture"].set_index(["a", "b"])
     assert list(capture.index) == [("a", "base"), ("b", "base"), ("a", "b")]
+    # with the slope fixed the jackknife SE of a mean is s/√n: the paired t-test's p
     p_b = paired_p(np.array([1.0, 1.1, 0.9]))
     p_ab = paired_p(np.array([0.0, 0.9, 2.1]))
+    assert capture.loc[("b", "base"), "p"] == pytest.approx(p_b)
     assert capture.loc[("b", "base"), "p_holm"] == pytest.approx(3 * p_b)
     assert capture.loc[("a", "base"), "p_holm"] == pytest.approx(max(2 * P_123, 3 * p_b))
     assert capture.loc[("a", "b"), "p_holm"] == pytest.approx(max(p_ab, 2 * P_123, 3 * p_b))
     assert capture.loc[("b", "base"), "verdict"] == BETTER
     assert capture.loc[("a", "base"), "verdict"] == UNDETERMINED
+    assert capture.loc[("a", "base"), "replicates_needed"] != ""
     assert capture.loc[("a", "base"), "mean_diff"] == pytest.approx(2.0)
-    assert capture.loc[("b", "base"), "seeds_needed"] == ""
-    assert len(table) == 3 * len(ADJUSTED_METRICS)
+    assert capture.loc[("a", "base"), "se"] == pytest.approx(1.0 / math.sqrt(3))
+    assert capture.loc[("b", "base"), "replicates_needed"] == ""
+    assert set(table["family"]) == {
+        "C = 1, capture: 3 comparisons",
+        "C = 1, marginal_gain: 3 comparisons",
+    }
+    assert len(table) == 3 * len(metrics)
 
 
 def test_half_width_table_by_hand() -> None:

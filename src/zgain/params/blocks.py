@@ -328,7 +328,9 @@ class ReportParams(Block):
 
     confidence: OpenUnit  # level of the t-intervals over seeds (seeds are the replicates)
     baseline_variant: StrictStr  # every variant is compared with this one, paired by seed
-    leaders: PositiveInt  # the top variants by adjusted capture at a rate, compared pairwise
+    # comparisons a − b declared beside each variant against the baseline (never picked from
+    # the results: docs/method.md#verdicts)
+    pairs: list[tuple[StrictStr, StrictStr]] = []
     equivalence: EquivalenceParams  # δ per metric; also the capture half-width aimed at
 
 
@@ -354,6 +356,14 @@ class Params(Block):
                     self.report.baseline_variant,
                 )
             )
+        for a, b in self.report.pairs:
+            for name in (a, b):
+                if name not in self.cvae.variants:
+                    known = ", ".join(self.cvae.variants)
+                    text = f"must name variants in cvae.variants ({known})"
+                    errors.append(fail("report.pairs", text, [a, b]))
+            if a == b:
+                errors.append(fail("report.pairs", "must compare two different variants", [a, b]))
         if isinstance(self.data, DataParams):
             errors += self._fit_synthetic(self.data)
         else:

@@ -10,25 +10,32 @@ where slope = dm/dKL of the variant's frontier at C, estimated from the seed mea
 target rates: (mean kl, mean m) at each rate, a central difference between the two neighbouring
 rates inside the grid and a one-sided difference at its ends. With one rate there is no slope
 and no adjustment (adjusted = raw).
+
+A run more than RATE_TOLERANCE off its target is left out of its rate, so no value is moved
+along the frontier by more than that share of C, and none through another rate's cell. The
+intervals are leave-one-seed-out jackknife intervals that redo the slope without each seed, so
+the slope's own uncertainty is in them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from zgain.evaluate.schema import KL_TARGET_KEY
+from zgain.report.frontier import RATE_TOLERANCE, TOLERANCE_SLACK
 from zgain.report.loading import EvalResults
-from zgain.report.statistics import finite_mean, t_interval
+from zgain.report.statistics import Interval, finite_mean, t_quantile
 from zgain.report.tables import SEEDS
 
 ADJUSTED_METRICS = ("z_information", "capture", "marginal_gain")
 """The metrics adjusted to exactly the target rate, and the ones the verdicts compare."""
 ADJUSTED_PREFIX = "adjusted_"  # decomposition columns adjusted_mean, adjusted_low, adjusted_high
-ADJUSTMENT_COLUMNS = ["variant", "rate", "metric", "slope", "mean", "low", "high", "n"]
+ADJUSTMENT_COLUMNS = ["variant", "rate", "metric", "slope", "mean", "low", "high", "n", "excluded"]
 
 
 def frontier_slopes(kl_means: Sequence[float], metric_means: Sequence[float]) -> np.ndarray:
@@ -69,43 +76,127 @@ def adjust_to_rate(values: np.ndarray, kls: np.ndarray, rate: float, slope: floa
 class Adjusted:
     """Adjusted per-seed values of ADJUSTED_METRICS for every (variant, rate).
 
-    values[(variant, rate, metric)]: (n_seeds,) in seed order; slopes[(variant, rate, metric)]:
-    the frontier slope used (NaN: not adjusted).
+    values[(variant, rate, metric)]: (n_seeds,) in seed order, NaN for a run excluded as off
+    its target (more than RATE_TOLERANCE from C) or undefined; slopes[(variant, rate, metric)]:
+    the frontier slope used (NaN: not adjusted). raw and kls keep the kept runs' raw values and
+    achieved KLs, so the adjustment can be redone without a seed (`without_seed`, the jackknife).
     """
 
     values: Mapping[tuple[str, float, str], np.ndarray]
     slopes: Mapping[tuple[str, float, str], float]
     adjusted: bool  # False with one target rate: values are the raw ones
+    raw: Mapping[tuple[str, float, str], np.ndarray] = field(default_factory=dict)
+    kls: Mapping[tuple[str, float], np.ndarray] = field(default_factory=dict)
+    excluded: Mapping[tuple[str, float], np.ndarray] = field(default_factory=dict)
 
     def of(self, variant: str, rate: float, metric: str) -> np.ndarray:
         return self.values[(variant, rate, metric)]
 
+    def n_seeds(self) -> int:
+        return len(next(iter(self.values.values()))) if self.values else 0
+
+    def without_seed(self, index: int) -> Adjusted:
+        """The adjustment redone with seed `index` (position in seed order) left out: its
+        values NaN, the slopes from the other seeds' means."""
+        raw = {key: _drop(v, index) for key, v in self.raw.items()}
+        kls = {key: _drop(v, index) for key, v in self.kls.items()}
+        return _adjust(raw, kls, self.excluded)
+
+
+def _drop(values: np.ndarray, index: int) -> np.ndarray:
+    out = np.asarray(values, dtype=np.float64).copy()
+    out[index] = math.nan
+    return out
+
+
+def off_target(kls: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """(n,) True where a run's achieved KL is more than RATE_TOLERANCE from its target (a run
+    without a target, under a fixed β schedule, is never off)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        error = np.abs(np.asarray(kls, dtype=np.float64) / np.asarray(targets, np.float64) - 1.0)
+    return np.isfinite(error) & (error > RATE_TOLERANCE + TOLERANCE_SLACK)
+
+
+def _adjust(
+    raw: Mapping[tuple[str, float, str], np.ndarray],
+    kls: Mapping[tuple[str, float], np.ndarray],
+    excluded: Mapping[tuple[str, float], np.ndarray],
+) -> Adjusted:
+    rates = sorted({rate for _, rate in kls})
+    values, slopes = {}, {}
+    for variant, metric in dict.fromkeys((v, m) for v, _, m in raw):
+        kl_means = [finite_mean(kls[(variant, rate)]) for rate in rates]
+        means = [finite_mean(raw[(variant, rate, metric)]) for rate in rates]
+        for rate, s in zip(rates, frontier_slopes(kl_means, means), strict=True):
+            key = (variant, rate, metric)
+            values[key] = adjust_to_rate(raw[key], kls[(variant, rate)], rate, s)
+            slopes[key] = float(s)
+    return Adjusted(values, slopes, len(rates) > 1, raw, kls, excluded)
+
 
 def adjust_results(
-    by_rate: Mapping[float, EvalResults], metrics: Sequence[str] = ADJUSTED_METRICS
+    by_rate: Mapping[float, EvalResults],
+    metrics: Sequence[str] = ADJUSTED_METRICS,
+    exclude_off_target: bool = True,
 ) -> Adjusted:
-    """Adjust every variant's `metrics` at every target rate (the keys of `by_rate`)."""
+    """Adjust every variant's `metrics` at every target rate (the keys of `by_rate`); a run
+    more than RATE_TOLERANCE off its target is left out of its rate (its values NaN), so no
+    value is moved along the frontier by more than that share of C."""
     rates = sorted(by_rate)
     variants = by_rate[rates[0]].variants
-    values, slopes = {}, {}
+    raw, kls, excluded = {}, {}, {}
     for variant in variants:
-        kls = {rate: by_rate[rate].values(variant, "kl") for rate in rates}
-        kl_means = [finite_mean(kls[rate]) for rate in rates]
-        for metric in metrics:
-            raw = {rate: by_rate[rate].values(variant, metric) for rate in rates}
-            slope = frontier_slopes(kl_means, [finite_mean(raw[rate]) for rate in rates])
-            for rate, s in zip(rates, slope, strict=True):
-                values[(variant, rate, metric)] = adjust_to_rate(raw[rate], kls[rate], rate, s)
-                slopes[(variant, rate, metric)] = float(s)
-    return Adjusted(values=values, slopes=slopes, adjusted=len(rates) > 1)
+        for rate in rates:
+            kl = by_rate[rate].values(variant, "kl")
+            off = np.zeros(kl.shape, bool)
+            if exclude_off_target and KL_TARGET_KEY in by_rate[rate].runs:
+                off = off_target(kl, by_rate[rate].values(variant, KL_TARGET_KEY))
+            excluded[(variant, rate)] = off
+            kls[(variant, rate)] = np.where(off, math.nan, kl)
+            for metric in metrics:
+                values = by_rate[rate].values(variant, metric)
+                raw[(variant, rate, metric)] = np.where(off, math.nan, values)
+    return _adjust(raw, kls, excluded)
+
+
+def jackknife(
+    adjusted: Adjusted,
+    estimate: Callable[[Adjusted], float],
+    used: Sequence[int],
+    confidence: float,
+) -> tuple[Interval, float]:
+    """`estimate(adjusted)` with a leave-one-seed-out jackknife interval over the seeds `used`
+    (positions in seed order that define the estimate): each replicate redoes the adjustment
+    without one seed, so the slope's own uncertainty enters; SE² = (n−1)/n · Σ (θ_(j) − θ̄)²,
+    interval mean ± t_{(1+c)/2, n−1} · SE. Returns (interval, SE); no interval with n < 2."""
+    theta = float(estimate(adjusted))
+    n = len(used)
+    if not math.isfinite(theta) or n < 2:
+        return Interval.point(theta, n), math.nan
+    replicates = np.array([float(estimate(adjusted.without_seed(j))) for j in used])
+    se = math.sqrt((n - 1) / n * float(((replicates - replicates.mean()) ** 2).sum()))
+    half = t_quantile(confidence, n) * se
+    return Interval(theta, theta - half, theta + half, n), se
+
+
+def finite_seeds(values: np.ndarray) -> list[int]:
+    """Positions (seed order) of the finite entries of `values`."""
+    return [int(i) for i in np.flatnonzero(np.isfinite(np.asarray(values, dtype=np.float64)))]
 
 
 def adjustment_table(adjusted: Adjusted, confidence: float) -> pd.DataFrame:
     """tables/adjustment.csv: per (variant, rate, metric) the slope and the adjusted mean with
-    its t-interval over seeds (ADJUSTMENT_COLUMNS)."""
+    its jackknife interval over the kept seeds (ADJUSTMENT_COLUMNS; `excluded` counts the runs
+    left out as off their target)."""
     rows = []
     for (variant, rate, metric), values in adjusted.values.items():
-        stats = t_interval(values, confidence)
+        stats, _ = jackknife(
+            adjusted,
+            lambda adj, key=(variant, rate, metric): finite_mean(adj.values[key]),
+            finite_seeds(values),
+            confidence,
+        )
+        excluded = adjusted.excluded.get((variant, rate))
         rows.append(
             {
                 "variant": variant,
@@ -113,6 +204,7 @@ def adjustment_table(adjusted: Adjusted, confidence: float) -> pd.DataFrame:
                 "metric": metric,
                 "slope": adjusted.slopes[(variant, rate, metric)],
                 **stats.row(),
+                "excluded": int(np.sum(excluded)) if excluded is not None else 0,
             }
         )
     return pd.DataFrame(rows, columns=ADJUSTMENT_COLUMNS)

@@ -54,6 +54,12 @@ class Coverage:
         is I^θ over one I* shared by every variant)."""
         return ORACLE_METRIC if self.oracle else "z_information"
 
+    @property
+    def verdict_metrics(self) -> tuple[str, str]:
+        """The metrics a verdict tests: the rank metric (capture, which is I^θ / I* exactly, so
+        I^θ is not tested again; I^θ without an oracle) and G^marg."""
+        return (self.rank_metric, "marginal_gain")
+
     def allows(self, metric: str) -> bool:
         """Whether the data can give `metric` (capture needs an oracle)."""
         return self.oracle or metric != ORACLE_METRIC

@@ -27,11 +27,9 @@ from zgain.report.adjust import (
     with_adjusted,
 )
 from zgain.report.commentary import (
-    WINNER_METRICS,
     damage_sentences,
     fmt,
     fmt_stats,
-    winner_sentence,
 )
 from zgain.report.controller import ControllerEnd, beta_bounds
 from zgain.report.coverage import Coverage
@@ -43,6 +41,7 @@ from zgain.report.findings import (
     VERDICT_TABLE,
     findings_lines,
     half_width_section,
+    verdicts_section,
 )
 from zgain.report.frontier import (
     frontier_plot,
@@ -68,12 +67,11 @@ from zgain.report.sections import (
     column_header,
     figure_section,
     header,
-    paired_section,
     rate_check_section,
     twin_section,
     with_adjusted_cells,
 )
-from zgain.report.statistics import method_label, percent
+from zgain.report.statistics import method_label
 from zgain.report.tables import (
     DECOMPOSITION,
     PAIRED_MEASURES,
@@ -83,7 +81,6 @@ from zgain.report.tables import (
     information_by_position,
     information_by_position_plot,
     information_by_strategy,
-    paired_table,
     seed_table,
 )
 from zgain.report.verdicts import half_width_table, verdict_table
@@ -167,7 +164,6 @@ def rate_sections(
     """Tables `number`, `number + 1`, …: one decomposition table per target rate, each with its
     winners and damage check."""
     decomposition = coverage.decomposition
-    winners = [(m, label) for m, label in WINNER_METRICS if coverage.allows(m)]
     weights = {v: params.cvae.variants[v].weights for v in next(iter(by_rate.values())).variants}
     lines = []
     for offset, rate in enumerate(by_rate):
@@ -176,12 +172,16 @@ def rate_sections(
         if rate == headline:
             title += " (headline)"
         note = ADJUSTMENT_NOTE if len(by_rate) > 1 else NO_ADJUSTMENT_NOTE
-        text = caption(number + offset, title, method, f"{decomposition.note} {note}")
+        note = (
+            f"{decomposition.note} {note}"
+            if offset == 0
+            else f"Rows and columns as Table {number}."
+        )
+        text = caption(number + offset, title, method, note)
         lines += ["", f"### {title}", "", text, ""]
         spec, cells = with_adjusted_cells(decomposition, table)
         lines.append(render_table(spec, cells, n_seeds, header=at_rate_header))
         lines.append("")
-        lines += [f"- {winner_sentence(table, m, label)}" for m, label in winners]
         lines += [f"- {line}" for line in damage_sentences(table, weights)]
     return lines
 
@@ -250,16 +250,9 @@ def summary_markdown(
         lines += ["", f"## {spec.title}{at}", "", text, ""]
         lines.append(render_table(spec, tables[STRATEGY_TABLE], n_seeds, header=str))
         number += 1
-    baseline = params.report.baseline_variant
-    lines += [""] + paired_section(tables[PAIRED_TABLE], baseline, method, number)
     lines += [
         "",
-        "## Commentary",
-        "",
-        f"- Winners are named at the {percent(confidence)} level, per target rate, only when "
-        "the leader's interval excludes the runner-up's mean; with few seeds the intervals are "
-        "wide, so an unnamed winner is absence of evidence, not evidence of a tie.",
-        "",
+        *verdicts_section(tables[VERDICT_TABLE], coverage.verdict_metrics, method, number),
     ]
     lines += figure_section(figures, n_seeds, confidence, coverage)
     lines += ["## Glossary", "", SYMBOLS, "", *glossary_lines(glossary_names())]
@@ -318,17 +311,13 @@ def build_report(
         adjusted,
         results.variants,
         report.baseline_variant,
-        report.leaders,
+        report.pairs,
         report.equivalence.model_dump(),
-        coverage.metrics(ADJUSTED_METRICS),
-        coverage.rank_metric,
+        coverage.verdict_metrics,
     )
     rank = coverage.rank_metric
     tables[HALF_WIDTH_TABLE] = half_width_table(
         adjusted, results.variants, headline, getattr(report.equivalence, rank), confidence, rank
-    )
-    tables[PAIRED_TABLE] = paired_table(
-        results, params.report.baseline_variant, confidence, coverage.metrics(PAIRED_MEASURES)
     )
     tables[POSITION_TABLE] = information_by_position(results, confidence, coverage.token_oracle)
     if coverage.strategies:

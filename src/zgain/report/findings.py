@@ -1,26 +1,25 @@
 """The summary's opening `## Findings`, generated from the verdicts (docs/method.md#verdicts).
 
-One sentence names the world the findings hold on; then, per target rate, the verdicts in plain
-sentences (separations one by one, equivalences and undetermined comparisons grouped), the
-headline numbers with their intervals, negative z-information explained per target position,
-and the command that reruns the study on another world. Every number comes from a table.
+One screen: the world and base the findings hold on, the rule, one or two sentences of what
+holds robustly, the verdict table of the headline rate (with the other rates' verdicts as
+symbols), the sign of the net gain, and negative z-information in one sentence. Every number
+comes from a table; the verdicts at every rate with their intervals follow in their own section.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from zgain.core.runs import rate_label
 from zgain.params import DataParams, PairsParams, Params
-from zgain.report.adjust import ADJUSTED_METRICS
-from zgain.report.commentary import fmt, fmt_stats
+from zgain.report.commentary import fmt
 from zgain.report.coverage import Coverage
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import markdown_table
-from zgain.report.sections import caption, one_base
-from zgain.report.tables import ORACLE, information_by_position
+from zgain.report.sections import caption, listing, one_base
+from zgain.report.tables import ORACLE, SEEDS
 from zgain.report.verdicts import (
     ALPHA,
     BETTER,
@@ -31,13 +30,16 @@ from zgain.report.verdicts import (
 )
 
 VERDICT_TABLE, HALF_WIDTH_TABLE, ADJUSTMENT_TABLE = "verdicts", "half_widths", "adjustment"
+POSITION_TABLE = "information_by_position"
+DECOMPOSITION_PREFIX = "decomposition_rate"
+POSITION_FIGURE = "figures/information_by_position.png"
 METHOD_LINK = "[docs/method.md#verdicts](../docs/method.md#verdicts)"
 FRONTIER_FIGURE = "figures/frontier.png"
 NAMES = {"capture": "capture", "z_information": "I^θ", "marginal_gain": "G^marg"}
 VERBS = {
     "capture": ("captures more than", "captures less than"),
-    "z_information": ("carries more z-information I^θ than", "carries less z-information I^θ than"),
-    "marginal_gain": ("keeps a higher marginal gain G^marg than", "keeps a lower G^marg than"),
+    "z_information": ("carries more z-information than", "carries less z-information than"),
+    "marginal_gain": ("keeps a higher G^marg than", "keeps a lower G^marg than"),
 }
 ANOTHER_NOISE = 0.05  # the rerun example's noise when this world has none
 OTHER_PRIOR = {"uniform": "x_dependent", "x_dependent": "uniform"}
@@ -73,93 +75,119 @@ def rerun_command(data: DataParams | PairsParams) -> str:
     )
 
 
-def separation_text(row: Mapping) -> str:
-    more, less = VERBS[row["metric"]]
-    verb = more if row["verdict"] == BETTER else less
-    diff = fmt_stats({**row, "mean": row["mean_diff"]}, signed=True)
-    return f"{row['a']} {verb} {row['b']} ({diff}, Holm-adjusted p = {row['p_holm']:.2g})"
+SYMBOL = {BETTER: "▲", WORSE: "▼", EQUIVALENT: "≈", UNDETERMINED: "?"}
+LEGEND = "▲ better, ▼ worse, ≈ equivalent within ±δ, ? undetermined (n′: replicates for 80% power)"
 
 
-def rate_sentences(verdicts: pd.DataFrame, rate: float) -> list[str]:
-    """The verdicts at one rate: each separation, the equivalences grouped, then a count of the
-    undetermined ones with the one nearest a verdict."""
-    at = verdicts[verdicts["rate"] == rate]
-    head = f"At C = {rate_label(rate)}:"
-    parts = [separation_text(r) for _, r in at[at["verdict"].isin([BETTER, WORSE])].iterrows()]
-    lines = [f"{head} " + "; ".join(parts) + "." if parts else f"{head} no comparison separates."]
-    tied = at[at["verdict"] == EQUIVALENT]
-    for metric in ADJUSTED_METRICS:
-        rows = tied[tied["metric"] == metric]
-        if not rows.empty:
-            pairs = ", ".join(f"{r['a']} and {r['b']}" for _, r in rows.iterrows())
-            delta = fmt(float(rows["delta"].iloc[0]), 2)
-            lines.append(f"Equivalent within ±{delta} on {NAMES[metric]}: {pairs}.")
-    open_ = at[at["verdict"] == UNDETERMINED]
-    if not open_.empty:
-        counted = open_[open_["seeds_needed"].str.fullmatch(r"\d+").fillna(False)]
-        text = f"Undetermined: {len(open_)} of {len(at)} comparisons"
-        if not counted.empty:
-            near = counted.iloc[counted["seeds_needed"].astype(int).argmin()]
-            text += (
-                f"; the nearest to a verdict, {near['a']} − {near['b']} on {NAMES[near['metric']]}"
-                f" ({fmt(near['mean_diff'], signed=True)}), would need {near['seeds_needed']} "
-                f"seeds for {'a' if near['needed_for'] == 'separation' else 'an'} "
-                f"{near['needed_for']} at its observed spread"
-            )
-        lines.append(text + " (each comparison in tables/verdicts.csv).")
-    return lines
+def verdict_cell(row: Mapping, *, interval: bool = True) -> str:
+    """`Δ [low, high] symbol` of one verdict row (`n′=k` beside an undetermined one)."""
+    text = fmt(row["mean_diff"], signed=True)
+    if interval and pd.notna(row["low"]):
+        text += f" [{fmt(row['low'], signed=True)}, {fmt(row['high'], signed=True)}]"
+    text += f" {SYMBOL[row['verdict']]}"
+    if row["verdict"] == UNDETERMINED and row["replicates_needed"]:
+        text += f" n′={row['replicates_needed']}"
+    return text
 
 
-def headline_sentence(
-    adjustment: pd.DataFrame, headline: float, oracle_info: float, metric: str = "capture"
-) -> str:
-    """The headline rate's adjusted `metric` per variant, best first (capture, or I^θ when
-    there is no oracle)."""
-    rows = adjustment[(adjustment["rate"] == headline) & (adjustment["metric"] == metric)]
-    rows = rows.sort_values("mean", ascending=False, kind="stable")
-    listed = ", ".join(f"{r['variant']} {fmt_stats(r)}" for _, r in rows.iterrows())
-    if metric == "capture":
-        return (
-            f"Headline (C = {rate_label(headline)}, the rate nearest the oracle's I* = "
-            f"{fmt(oracle_info)} nats): capture adjusted to C, best first: {listed}."
-        )
-    return (
-        f"Headline (C = {rate_label(headline)}, the middle listed rate: there is no oracle I*): "
-        f"z-information I^θ adjusted to C (nats/seq), best first: {listed}."
+def comparison_rows(verdicts: pd.DataFrame, rate: float, metric: str) -> pd.DataFrame:
+    at = verdicts[(verdicts["rate"] == rate) & (verdicts["metric"] == metric)]
+    return at.set_index(["a", "b"])
+
+
+def robust_sentence(verdicts: pd.DataFrame, headline: float, baseline: str, metric: str) -> str:
+    """What holds: which variants beat the baseline on `metric` at the headline rate (usually
+    none), the count of each verdict, and whether any beats it at another rate."""
+    ours = verdicts[(verdicts["b"] == baseline) & (verdicts["metric"] == metric)]
+    at = ours[ours["rate"] == headline]
+    counts = at["verdict"].value_counts()
+    better = at[at["verdict"] == BETTER]["a"].tolist()
+    elsewhere = ours[(ours["rate"] != headline) & (ours["verdict"] == BETTER)]
+    name = NAMES[metric]
+    tally = (
+        f"{counts.get(WORSE, 0)} worse, {counts.get(EQUIVALENT, 0)} equivalent within "
+        f"±{fmt(float(at['delta'].iloc[0]), 2)}, {counts.get(UNDETERMINED, 0)} undetermined"
     )
+    if better:
+        head = f"At C = {rate_label(headline)}, {', '.join(better)} {VERBS[metric][0]} {baseline}"
+    else:
+        head = f"At C = {rate_label(headline)} no variant {VERBS[metric][0]} {baseline}"
+    other = (
+        "nor does any at another rate"
+        if elsewhere.empty
+        else "at other rates: "
+        + ", ".join(f"{r['a']} (C = {rate_label(r['rate'])})" for _, r in elsewhere.iterrows())
+    )
+    return f"{head} ({len(at)} comparisons on {name}: {tally}); {other}."
+
+
+def net_gain_sentence(decompositions: Sequence[pd.DataFrame]) -> str:
+    """The sign of net gain = gross − KL over every (variant, rate) cell of the decomposition
+    tables (the variants' rows only)."""
+    cells = [t[(t["metric"] == "net_gain") & (t["kind"] == SEEDS)] for t in decompositions]
+    net = pd.concat(cells) if cells else pd.DataFrame()
+    if net.empty:
+        return ""
+    negative = int((net["mean"] < 0).sum())
+    if negative == len(net):
+        return (
+            f"Net gain (gross − KL) is negative in all {len(net)} variant × rate cells: no CVAE "
+            "codes y better than the base once the rate is paid."
+        )
+    return f"Net gain (gross − KL) is negative in {negative} of {len(net)} variant × rate cells."
 
 
 def negative_information(
-    frontier: pd.DataFrame,
-    by_rate: Mapping[float, EvalResults],
-    confidence: float,
-    token_oracle: bool = True,
-) -> list[str]:
-    """Why z-information is negative where it is: the target positions where the posterior z
-    makes the decoder worse (mean i^θ_t < 0, that is Σ_examples i^θ_t < 0), beside i*_t."""
+    frontier: pd.DataFrame, by_position: pd.DataFrame, headline: float, token_oracle: bool
+) -> str:
+    """One sentence: the variants with negative mean I^θ, at which rates, and where."""
     z = frontier[(frontier["metric"] == "z_information") & (frontier["mean"] < 0)]
-    lines = []
-    for _, row in z.iterrows():
-        positions = information_by_position(by_rate[row["rate"]], confidence, token_oracle)
-        oracle = positions[positions["variant"] == ORACLE].set_index("position")["mean"]
-        mine = positions[(positions["variant"] == row["variant"]) & (positions["mean"] < 0)]
-        where = ", ".join(
-            f"t = {t} ({fmt(mean, signed=True)}"
-            + (f"; i*_t {fmt(oracle[t])})" if t in oracle else ")")
-            for t, mean in zip(mine["position"], mine["mean"], strict=True)
+    if z.empty:
+        return ""
+    names = list(dict.fromkeys(z["variant"]))
+    rates = ", ".join(rate_label(r) for r in sorted(set(z["rate"])))
+    text = (
+        f"{listing(names)} {'has' if len(names) == 1 else 'have'} negative I^θ (C = {rates}): "
+        "the posterior z makes their decoders code y worse than z marginalized"
+    )
+    mine = by_position[by_position["variant"].isin(names) & (by_position["mean"] < 0)]
+    if not mine.empty and token_oracle:
+        positions = sorted(set(mine["position"]))
+        oracle = by_position[(by_position["variant"] == ORACLE)]
+        oracle = oracle[oracle["position"].isin(positions)]["mean"]
+        text += (
+            f", at C = {rate_label(headline)} on positions t = {min(positions)}–{max(positions)}, "
+            f"where i*_t ≤ {fmt(float(oracle.max()))}"
         )
-        evidence = (
-            f"per target position, the mean i^θ_t is negative at {where}: the posterior z hurts "
-            "the decoder on those tokens"
-            if where
-            else "no single target position has a negative mean i^θ_t: the loss is spread thin"
-        )
-        lines.append(
-            f"At C = {rate_label(row['rate'])}, {row['variant']} has negative z-information "
-            f"({fmt_stats(row, signed=True)} nats/seq): its decoder codes y worse with the "
-            f"posterior z than with z marginalized; {evidence}."
-        )
-    return lines
+    return text + f" ([figure]({POSITION_FIGURE}))."
+
+
+def findings_table(
+    verdicts: pd.DataFrame, adjustment: pd.DataFrame, headline: float, metrics: Sequence[str]
+) -> str:
+    """Rows: the declared comparisons; columns: a's adjusted value at the headline rate, each
+    tested metric's Δ with interval and verdict there, then the other rates' verdict symbols."""
+    first, second = metrics
+    here = {m: comparison_rows(verdicts, headline, m) for m in metrics}
+    others = [r for r in sorted(set(verdicts["rate"])) if r != headline]
+    value = adjustment[(adjustment["rate"] == headline) & (adjustment["metric"] == first)]
+    value = value.set_index("variant")["mean"]
+    header = [
+        "a − b",
+        f"{NAMES[first]} of a",
+        f"Δ {NAMES[first]}",
+        f"Δ {NAMES[second]}",
+        *(f"C = {rate_label(r)}" for r in others),
+    ]
+    rows = []
+    for a, b in here[first].index:
+        cells = [f"{a} − {b}", fmt(value.get(a, float("nan")))]
+        cells += [verdict_cell(here[m].loc[(a, b)]) for m in metrics]
+        for rate in others:
+            at = [comparison_rows(verdicts, rate, m) for m in metrics]
+            cells.append("".join(SYMBOL[t.loc[(a, b), "verdict"]] for t in at))
+        rows.append(cells)
+    return markdown_table(header, rows)
 
 
 def findings_lines(
@@ -172,47 +200,44 @@ def findings_lines(
 ) -> list[str]:
     """The `## Findings` section (without the blank line before it)."""
     results = by_rate[headline]
-    n_seeds, rates = len(results.seeds), sorted(by_rate)
     verdicts = tables[VERDICT_TABLE]
+    metrics = coverage.verdict_metrics
+    report = params.report
+    n_comparisons = len(verdicts) // max(len(by_rate) * len(metrics), 1)
+    excluded = int(tables[ADJUSTMENT_TABLE].query(f"metric == '{metrics[0]}'")["excluded"].sum())
+    deltas = ", ".join(f"{NAMES[m]} {fmt(getattr(report.equivalence, m), 2)}" for m in metrics)
     method = (
-        f"*Verdicts on seed-paired differences of the values adjusted to exactly KL = C, "
-        f"Holm-adjusted over the comparisons of one rate and metric at {ALPHA:.0%}, equivalence "
-        f"by TOST ({1 - 2 * ALPHA:.0%} interval inside ±δ); rules in {METHOD_LINK}. "
-        f"{one_base(params)}*"
+        f"*One rule ({METHOD_LINK}): seed-paired differences of values adjusted to exactly C, "
+        f"with jackknife intervals; {excluded} runs more than 10% off C left out. ▲/▼ when Holm "
+        f"over one rate × metric ({n_comparisons} comparisons) rejects at {ALPHA:.0%}, ≈ when "
+        f"the {1 - 2 * ALPHA:.0%} interval lies inside ±δ ({deltas}). Each variant against "
+        f"{report.baseline_variant}, plus the pairs in `report.pairs`.*"
     )
     lines = ["## Findings", "", world_sentence(params.data, results.split_value("n_examples"))]
-    lines += ["", method, ""]
-    if n_seeds < MIN_SEEDS:
+    lines += [one_base(params), "", method, ""]
+    if len(results.seeds) < MIN_SEEDS:
         lines.append(
-            f"- With {n_seeds} seed{'s' if n_seeds != 1 else ''} every verdict is undetermined: a "
-            f"verdict needs at least {MIN_SEEDS} seeds (the seeds are the replicates)."
+            f"With {len(results.seeds)} seed{'s' if len(results.seeds) != 1 else ''} every "
+            f"verdict is undetermined: a verdict needs at least {MIN_SEEDS} replicates."
         )
-    if len(rates) == 1:
-        lines.append("- One target rate: no frontier to follow, so the values are not adjusted.")
-    lines.append(
-        "- "
-        + headline_sentence(
-            tables[ADJUSTMENT_TABLE],
-            headline,
-            results.split_value("oracle_info"),
-            coverage.rank_metric,
-        )
+    lines.append(robust_sentence(verdicts, headline, report.baseline_variant, metrics[0]))
+    net = net_gain_sentence(
+        [t for name, t in tables.items() if name.startswith(DECOMPOSITION_PREFIX)]
     )
-    # the headline rate's verdicts first, then the other rates in ascending order
-    for rate in [headline, *(r for r in rates if r != headline)]:
-        lines.append("- " + " ".join(rate_sentences(verdicts, rate)))
+    lines += ["", *([net] if net else [])]
     lines += [
-        f"- {line}"
-        for line in negative_information(
-            frontier, by_rate, params.report.confidence, coverage.token_oracle
-        )
-    ]
-    lines += [
-        "- A ranking here is a fact about this world until it is shown on others. To rerun the "
-        f"study on another world: `{rerun_command(params.data)}`.",
         "",
-        f"![The frontier: each variant's metrics against the achieved KL]({FRONTIER_FIGURE})",
+        f"*Verdicts at the headline rate C = {rate_label(headline)} (Δ = a − b with its "
+        f"{1 - ALPHA:.0%} interval), and at the other rates as symbols ({NAMES[metrics[0]]}, "
+        f"{NAMES[metrics[1]]}): {LEGEND}.*",
+        "",
+        findings_table(verdicts, tables[ADJUSTMENT_TABLE], headline, metrics),
     ]
+    negative = negative_information(
+        frontier, tables[POSITION_TABLE], headline, coverage.token_oracle
+    )
+    if negative:
+        lines += ["", negative]
     return lines
 
 
@@ -258,3 +283,29 @@ def half_width_section(
         "",
         markdown_table(header, rows),
     ]
+
+
+def verdicts_section(
+    verdicts: pd.DataFrame, metrics: Sequence[str], method: str, number: int
+) -> list[str]:
+    """Tables `number`, `number + 1`: every declared comparison's verdict at every rate, one
+    table per tested metric (the rule and family of the Findings; tables/verdicts.csv)."""
+    rates = sorted(set(verdicts["rate"]))
+    lines = ["## Verdicts at every rate", ""]
+    for offset, metric in enumerate(metrics):
+        at = {rate: comparison_rows(verdicts, rate, metric) for rate in rates}
+        pairs = list(at[rates[0]].index)
+        rows = [
+            [f"{a} − {b}", *(verdict_cell(at[rate].loc[(a, b)]) for rate in rates)]
+            for a, b in pairs
+        ]
+        title = f"Δ {NAMES[metric]} (a − b) at each target rate"
+        note = (
+            f"Rule of the Findings; {LEGEND}. Intervals: {1 - ALPHA:.0%}, jackknife over seeds. "
+            "The 90% TOST interval, p and Holm p of each cell are in tables/verdicts.csv."
+            if offset == 0
+            else f"As Table {number}."
+        )
+        lines += [caption(number + offset, title, method, note), ""]
+        lines += [markdown_table(["a − b", *(f"C = {rate_label(r)}" for r in rates)], rows), ""]
+    return lines

@@ -13,14 +13,14 @@ import pandas as pd
 from zgain.core.runs import Run, rate_label
 from zgain.params import DataParams, PairsParams, Params
 from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
-from zgain.report.commentary import fmt, fmt_stats, paired_sentence
+from zgain.report.commentary import fmt, fmt_stats
 from zgain.report.controller import by_cause, cause_sentence
 from zgain.report.coverage import Coverage
 from zgain.report.frontier import RATE_TOLERANCE, TWIN_METRICS, off_target
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import markdown_table
 from zgain.report.statistics import method_label
-from zgain.report.tables import PAIRED_MEASURES, SEEDS, TableSpec
+from zgain.report.tables import SEEDS, TableSpec
 
 RATE_CHECK_TABLE = "rate_check"
 FIGURES_DIR = "figures"
@@ -314,7 +314,8 @@ def header(
             f"Cells over seeds: {method_label(n_seeds, confidence)}. The seeds are the "
             "replicates (each run's metric is a mean over its test examples); the interval is "
             f"mean ± t_{{{0.5 + confidence / 2:g}, n−1}} · s/√n over the n seed values (s their "
-            f"standard deviation). `(n=k)`: only k seeds define the metric. {one_base(params)}"
+            "standard deviation), intersected with the metric's range where it has one "
+            "(docs/method.md#bounded-intervals). `(n=k)`: only k seeds define the metric."
         )
     common = params.cvae.common
     if common.beta_schedule == "rate_target":
@@ -338,29 +339,8 @@ def header(
         f"{plural(n_seeds, 'seed')} = {plural(n_runs, 'run')} "
         f"(variants: {', '.join(results.variants)}; seeds: {', '.join(map(str, results.seeds))}); "
         f"{training}.",
-        f"- Intervals: {intervals} Reference rows (`base`, `oracle`, `floor`, `ceiling`, `cap`, "
-        f"`even spread`) are fixed by the test split and the settings, the same in every run: "
-        f"no interval. n/a: undefined; {NOT_APPLICABLE}: does not apply.",
+        f"- Intervals: {intervals}",
+        "- Reference rows (`base`, `oracle`, `floor`, `ceiling`, `cap`, `even spread`) are fixed "
+        "by the test split and the settings, the same in every run: no interval. n/a: undefined; "
+        f"{NOT_APPLICABLE}: does not apply.",
     ]
-
-
-def paired_section(paired: pd.DataFrame, baseline: str, method: str, number: int) -> list[str]:
-    lines = [f"## Paired comparisons against the baseline ({baseline})", ""]
-    if paired.empty:
-        return [*lines, f"Only the baseline {baseline} is listed: there is nothing to compare."]
-    lines.append(
-        caption(
-            number,
-            f"Differences variant − {baseline} on the same seed",
-            method,
-            "Each cell is the mean of the per-seed differences with its interval; when the "
-            "interval contains 0 the seeds do not separate them. Units as in Table 1.",
-        )
-    )
-    cells = {(r["variant"], r["metric"]): r for _, r in paired.iterrows()}
-    variants = list(dict.fromkeys(paired["variant"]))
-    measures = [m for m in PAIRED_MEASURES if m in set(paired["metric"])]
-    rows = [[v] + [fmt_stats(cells[(v, m)], signed=True) for m in measures] for v in variants]
-    lines += ["", markdown_table(["variant", *map(column_header, measures)], rows), ""]
-    lines += [f"- {paired_sentence(paired[paired['variant'] == v], v, baseline)}" for v in variants]
-    return lines

@@ -15,13 +15,15 @@ Every table is a long DataFrame (TABLE_COLUMNS), one row per cell of its Markdow
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
+from zgain.report.bounds import RATIO_DENOMINATORS, clip_to_bounds
 from zgain.report.loading import SPLIT_KEYS, EvalResults
-from zgain.report.statistics import Interval, paired_row, t_interval
+from zgain.report.statistics import Interval, t_interval
 
 SEEDS, SPLIT, DEFINITION = "seeds", "split", "definition"
 BASE, ORACLE = "base", "oracle"
@@ -244,13 +246,28 @@ def reference_cells(reference: Reference, results: EvalResults, latent_dim: int)
     return rows
 
 
-def variant_cells(results: EvalResults, variant: str, metric: str, confidence: float) -> dict:
-    """Mean and t-interval over seeds; a SPLIT_KEYS metric is the common value, no interval."""
+def variant_cells(
+    results: EvalResults,
+    variant: str,
+    metric: str,
+    confidence: float,
+    latent_dim: int | None = None,
+) -> dict:
+    """Mean and t-interval over seeds, kept inside the metric's range (zgain.report.bounds); a
+    SPLIT_KEYS metric is the common value, no interval. A ratio whose denominator's interval
+    holds 0 is n/a (NaN, source `n/a: <denominator> interval holds 0`)."""
     values = results.values(variant, metric)
     if metric in SPLIT_KEYS:
         stats = Interval.point(results.split_value(metric), len(values))
         return cell(variant, metric, stats, SPLIT, metric)
-    return cell(variant, metric, t_interval(values, confidence), SEEDS, metric)
+    denominator = RATIO_DENOMINATORS.get(metric)
+    if denominator is not None:
+        below = t_interval(results.values(variant, denominator), confidence)
+        if below.has_interval and below.low <= 0.0 <= below.high:
+            stats = Interval(math.nan, math.nan, math.nan, below.n)
+            return cell(variant, metric, stats, SEEDS, f"n/a: {denominator} interval holds 0")
+    stats = clip_to_bounds(t_interval(values, confidence), metric, latent_dim)
+    return cell(variant, metric, stats, SEEDS, metric)
 
 
 def seed_table(
@@ -261,33 +278,10 @@ def seed_table(
     for reference in spec.before:
         rows += reference_cells(reference, results, latent_dim)
     for variant in results.variants:
-        rows += [variant_cells(results, variant, m, confidence) for m in spec.columns]
+        rows += [variant_cells(results, variant, m, confidence, latent_dim) for m in spec.columns]
     for reference in spec.after:
         rows += reference_cells(reference, results, latent_dim)
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
-
-
-def paired_table(
-    results: EvalResults,
-    baseline: str,
-    confidence: float,
-    measures: Sequence[str] = PAIRED_MEASURES,
-) -> pd.DataFrame:
-    """Each variant against `baseline`, paired by seed (docs/method.md#uncertainty-over-seeds).
-
-    Per measure (PAIRED_MEASURES, nats/seq except capture, a ratio): d_s = variant_s −
-    baseline_s for each seed s, their mean and t-interval over the seeds where both are
-    defined. `separated` is True when the interval excludes 0, False when it contains 0, and
-    None when there is no interval (one seed).
-    """
-    rows = []
-    for variant in results.variants:
-        if variant == baseline:
-            continue
-        for metric in measures:
-            paired = paired_row(results, variant, baseline, metric, confidence)
-            rows.append({"variant": variant, "baseline": baseline, "metric": metric, **paired})
-    return pd.DataFrame(rows, columns=PAIRED_COLUMNS)
 
 
 def information_by_position(

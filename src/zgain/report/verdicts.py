@@ -1,16 +1,19 @@
-"""Verdicts of the pairwise comparisons at equal rate (docs/method.md#verdicts).
+"""Verdicts of the pre-declared comparisons at equal rate: one rule (docs/method.md#verdicts).
 
-At every target rate and on each of ADJUSTED_METRICS, every variant is compared with the
-baseline and the leading variants with each other, on the seed-paired differences a_s − b_s of
-the values adjusted to exactly the rate (zgain.report.adjust). Each comparison ends in one
-verdict, tried in this order:
+At every target rate and on each tested metric (capture, and G^marg; I^θ is capture × I*, so
+it is shown beside capture, never tested again), each variant is compared with the baseline
+and the pairs `report.pairs` names: nothing is picked from the results. A comparison a − b is
+the mean of the seed-paired differences of the values adjusted to exactly the rate, with a
+leave-one-seed-out jackknife SE that redoes the adjustment (zgain.report.adjust), so the
+slope's uncertainty is in it; runs off their target are left out. Its verdict, tried in order:
 
-- `better` / `worse`: the two-sided paired t-test rejects at ALPHA after Holm's step-down
-  adjustment over the comparisons of one table (one rate × one metric);
-- `equivalent`: the (1 − 2·ALPHA) t-interval of the difference lies inside ±δ (TOST at ALPHA),
-  δ per metric from report.equivalence;
-- `undetermined`: neither, or fewer than MIN_SEEDS seeds; `seeds_needed` then says how many
-  seeds the observed spread would need for a separation or an equivalence.
+- `equivalent`: the (1 − 2·ALPHA) interval lies inside ±δ (TOST at ALPHA; δ per metric from
+  report.equivalence), whatever the test says: a difference inside ±δ is never `better`;
+- `better` / `worse`: the two-sided t-test (df n − 1) rejects at ALPHA after Holm's step-down
+  adjustment over the comparisons of one rate and metric (the family the Findings state);
+- `undetermined`: neither, or fewer than MIN_SEEDS replicates; `replicates_needed` then gives
+  the n at which a paired t-test at the family's Bonferroni level would separate the observed
+  difference with 80% power (noncentral t), at the spread's 80% upper confidence bound.
 """
 
 from __future__ import annotations
@@ -20,16 +23,19 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.stats import chi2, nct
 from scipy.stats import t as student_t
 
-from zgain.report.adjust import ADJUSTED_METRICS, Adjusted
+from zgain.report.adjust import Adjusted, finite_seeds, jackknife
 from zgain.report.statistics import finite_mean, t_interval
 
 ALPHA = 0.05  # level of the paired tests (two-sided) and of each one-sided TOST test
-MIN_SEEDS = 3  # fewer seeds than this: every verdict is undetermined
-SEEDS_CAP = 100  # seeds_needed beyond this is written as "> SEEDS_CAP"
+MIN_SEEDS = 3  # fewer replicates than this: every verdict is undetermined
+SEEDS_CAP = 100  # replicates_needed beyond this is written as "> SEEDS_CAP"
+POWER = 0.8  # the power replicates_needed aims at
+SPREAD_UPPER = 0.8  # one-sided level of the upper confidence bound on the spread
 BETTER, WORSE, EQUIVALENT, UNDETERMINED = "better", "worse", "equivalent", "undetermined"
-BASELINE_PAIR, LEADER_PAIR = "baseline", "leaders"
+BASELINE_PAIR, DECLARED_PAIR = "baseline", "declared"
 VERDICT_COLUMNS = [
     "rate",
     "metric",
@@ -39,13 +45,16 @@ VERDICT_COLUMNS = [
     "mean_diff",
     "low",
     "high",
+    "tost_low",
+    "tost_high",
+    "se",
     "n",
     "p",
     "p_holm",
+    "family",
     "delta",
     "verdict",
-    "seeds_needed",
-    "needed_for",
+    "replicates_needed",
 ]
 HALF_WIDTH_COLUMNS = ["variant", "rate", "mean", "sd", "n", "half_width", "target", "seeds_needed"]
 
@@ -85,113 +94,110 @@ def half_width(sd: float, n: int, level: float) -> float:
     return float(student_t.ppf(level, df=n - 1)) * sd / math.sqrt(n)
 
 
-def seeds_to_separate(mean: float, sd: float, alpha: float) -> int | None:
-    """Smallest n ≥ MIN_SEEDS with t_{1−α/2, n−1} · sd/√n < |mean| (None beyond SEEDS_CAP)."""
-    if not (math.isfinite(mean) and math.isfinite(sd)) or mean == 0.0:
-        return None
-    for n in range(MIN_SEEDS, SEEDS_CAP + 1):
-        if half_width(sd, n, 1.0 - alpha / 2.0) < abs(mean):
-            return n
-    return None
+def spread_upper_bound(sd: float, n: int, level: float = SPREAD_UPPER) -> float:
+    """The one-sided `level` upper confidence bound on σ from a sample sd of n values:
+    sd · √((n−1) / χ²_{1−level, n−1})."""
+    return sd * math.sqrt((n - 1) / float(chi2.ppf(1.0 - level, df=n - 1)))
 
 
-def seeds_for_equivalence(mean: float, sd: float, delta: float) -> int | None:
-    """Smallest n ≥ MIN_SEEDS with |mean| + t_{1−ALPHA, n−1} · sd/√n < δ (None beyond
-    SEEDS_CAP, or when |mean| ≥ δ: no number of seeds makes that difference equivalent)."""
-    if not (math.isfinite(mean) and math.isfinite(sd)) or abs(mean) >= delta:
-        return None
-    for n in range(MIN_SEEDS, SEEDS_CAP + 1):
-        if abs(mean) + half_width(sd, n, 1.0 - ALPHA) < delta:
-            return n
-    return None
+def power(effect: float, sd: float, n: int, alpha: float) -> float:
+    """Power of the two-sided one-sample t-test at level alpha with n replicates, for a true
+    mean `effect` and spread `sd`: P(|T| > t_{1−α/2, n−1}), T ~ noncentral t(n−1, effect·√n/sd)."""
+    df, shift = n - 1, effect * math.sqrt(n) / sd
+    critical = float(student_t.ppf(1.0 - alpha / 2.0, df))
+    return float(nct.sf(critical, df, shift) + nct.cdf(-critical, df, shift))
 
 
-def classify(diffs: np.ndarray, p_holm: float, delta: float) -> str:
-    """The verdict of one comparison from its per-seed differences and Holm-adjusted p."""
-    d = np.asarray(diffs, dtype=np.float64)
-    d = d[np.isfinite(d)]
-    if d.size < MIN_SEEDS:
+def replicates_needed(mean: float, sd: float, n: int, alpha: float) -> str:
+    """The smallest n' ≥ MIN_SEEDS with POWER to separate `mean` at level `alpha`, with σ at
+    its SPREAD_UPPER upper bound from the n observed replicates; "" without a spread."""
+    if n < 2 or not (math.isfinite(mean) and math.isfinite(sd)) or mean == 0.0:
+        return ""
+    sigma = spread_upper_bound(sd, n)
+    if sigma == 0.0:
+        return str(MIN_SEEDS)
+    for size in range(MIN_SEEDS, SEEDS_CAP + 1):
+        if power(abs(mean), sigma, size, alpha) >= POWER:
+            return str(size)
+    return f"> {SEEDS_CAP}"
+
+
+def classify(
+    stats_low: float, stats_high: float, mean: float, p_holm: float, n: int, delta: float
+) -> str:
+    """The verdict from the TOST interval (low, high), the mean and the Holm-adjusted p."""
+    if n < MIN_SEEDS or not math.isfinite(mean):
         return UNDETERMINED
-    mean = float(d.mean())
+    if -delta < stats_low and stats_high < delta:
+        return EQUIVALENT
     if math.isfinite(p_holm) and p_holm < ALPHA:
         return BETTER if mean > 0 else WORSE
-    tost = t_interval(d, 1.0 - 2.0 * ALPHA)
-    if -delta < tost.low and tost.high < delta:
-        return EQUIVALENT
     return UNDETERMINED
 
 
-def seeds_needed(diffs: np.ndarray, delta: float, n_pairs: int) -> tuple[str, str]:
-    """(seeds, what for) of an undetermined comparison: the fewer seeds of a separation at the
-    Bonferroni level ALPHA / n_pairs (which Holm never asks more than) and an equivalence."""
-    d = np.asarray(diffs, dtype=np.float64)
-    d = d[np.isfinite(d)]
-    if d.size < 2:
-        return "", ""
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
-    options = [
-        (n, why)
-        for n, why in (
-            (seeds_to_separate(mean, sd, ALPHA / max(n_pairs, 1)), "separation"),
-            (seeds_for_equivalence(mean, sd, delta), "equivalence"),
-        )
-        if n is not None
-    ]
-    if not options:
-        return f"> {SEEDS_CAP}", ""
-    n, why = min(options)
-    return str(n), why
-
-
-def leading_variants(
-    adjusted: Adjusted, variants: Sequence[str], rate: float, k: int, metric: str = "capture"
-) -> list:
-    """The k variants with the highest adjusted `metric` mean at `rate`, best first."""
-    means = {v: finite_mean(adjusted.of(v, rate, metric)) for v in variants}
-    ranked = sorted((v for v in variants if math.isfinite(means[v])), key=lambda v: -means[v])
-    return ranked[:k]
-
-
-def comparison_pairs(
-    variants: Sequence[str], baseline: str, leaders: Sequence[str]
+def declared_pairs(
+    variants: Sequence[str], baseline: str, pairs: Sequence[Sequence[str]] = ()
 ) -> list[tuple[str, str, str]]:
-    """(a, b, kind) per comparison a − b: each variant against the baseline, then every pair of
-    leaders (higher first) not already compared through the baseline."""
-    pairs = [(v, baseline, BASELINE_PAIR) for v in variants if v != baseline]
-    for i, a in enumerate(leaders):
-        for b in leaders[i + 1 :]:
-            if baseline not in (a, b):
-                pairs.append((a, b, LEADER_PAIR))
-    return pairs
+    """(a, b, kind) per comparison a − b: each variant against the baseline, then the pairs
+    declared in params (report.pairs) not already among them."""
+    out = [(v, baseline, BASELINE_PAIR) for v in variants if v != baseline]
+    seen = {(a, b) for a, b, _ in out} | {(b, a) for a, b, _ in out}
+    for a, b in pairs:
+        if (a, b) not in seen and a in variants and b in variants:
+            out.append((a, b, DECLARED_PAIR))
+            seen |= {(a, b), (b, a)}
+    return out
+
+
+def paired_difference(
+    adjusted: Adjusted, a: str, b: str, rate: float, metric: str, confidence: float
+) -> tuple[float, float, int, list[int]]:
+    """(mean, jackknife SE, n, seeds used) of the adjusted differences a − b at `rate`."""
+    d = adjusted.of(a, rate, metric) - adjusted.of(b, rate, metric)
+    used = finite_seeds(d)
+
+    def estimate(adj: Adjusted) -> float:
+        return finite_mean(adj.of(a, rate, metric)[used] - adj.of(b, rate, metric)[used])
+
+    stats, se = jackknife(adjusted, estimate, used, confidence)
+    return stats.mean, se, len(used), used
 
 
 def verdict_table(
     adjusted: Adjusted,
     variants: Sequence[str],
     baseline: str,
-    n_leaders: int,
+    pairs: Sequence[Sequence[str]],
     deltas: Mapping[str, float],
-    metrics: Sequence[str] = ADJUSTED_METRICS,
-    rank_metric: str = "capture",
+    metrics: Sequence[str],
 ) -> pd.DataFrame:
-    """tables/verdicts.csv: one row per comparison, rate and metric (VERDICT_COLUMNS); low/high
-    is the (1 − ALPHA) paired t-interval of the adjusted differences. The leaders are the top
-    variants by `rank_metric`."""
+    """tables/verdicts.csv: one row per declared comparison, rate and tested metric
+    (VERDICT_COLUMNS). low/high: the (1 − ALPHA) interval, tost_low/tost_high the (1 − 2·ALPHA)
+    one, both mean ± t · jackknife SE with n − 1 degrees of freedom."""
     rates = sorted({rate for _, rate, _ in adjusted.values})
+    comparisons = declared_pairs(variants, baseline, pairs)
     rows = []
     for rate in rates:
-        pairs = comparison_pairs(
-            variants, baseline, leading_variants(adjusted, variants, rate, n_leaders, rank_metric)
-        )
         for metric in metrics:
-            diffs = [
-                adjusted.of(a, rate, metric) - adjusted.of(b, rate, metric) for a, b, _ in pairs
+            found = [
+                paired_difference(adjusted, a, b, rate, metric, 1 - ALPHA)
+                for a, b, _ in comparisons
             ]
-            p_holm = holm([paired_p(d) for d in diffs])
-            for (a, b, kind), d, ph in zip(pairs, diffs, p_holm, strict=True):
-                stats = t_interval(d, 1.0 - ALPHA)
-                verdict = classify(d, ph, deltas[metric])
-                needed = seeds_needed(d, deltas[metric], len(pairs))
+            p_values = [_p_value(mean, se, n) for mean, se, n, _ in found]
+            p_holm = holm(p_values)
+            family = f"C = {rate:g}, {metric}: {len(comparisons)} comparisons"
+            for (a, b, kind), (mean, se, n, _), p, ph in zip(
+                comparisons, found, p_values, p_holm, strict=True
+            ):
+                low, high = _interval(mean, se, n, 1.0 - ALPHA / 2.0)
+                tost_low, tost_high = _interval(mean, se, n, 1.0 - ALPHA)
+                verdict = classify(tost_low, tost_high, mean, ph, n, deltas[metric])
+                sd = se * math.sqrt(n) if math.isfinite(se) else math.nan
+                needed = (
+                    replicates_needed(mean, sd, n, ALPHA / len(comparisons))
+                    if verdict == UNDETERMINED
+                    else ""
+                )
                 rows.append(
                     {
                         "rate": rate,
@@ -199,19 +205,38 @@ def verdict_table(
                         "a": a,
                         "b": b,
                         "comparison": kind,
-                        "mean_diff": stats.mean,
-                        "low": stats.low,
-                        "high": stats.high,
-                        "n": stats.n,
-                        "p": paired_p(d),
+                        "mean_diff": mean,
+                        "low": low,
+                        "high": high,
+                        "tost_low": tost_low,
+                        "tost_high": tost_high,
+                        "se": se,
+                        "n": n,
+                        "p": p,
                         "p_holm": ph,
+                        "family": family,
                         "delta": deltas[metric],
                         "verdict": verdict,
-                        "seeds_needed": needed[0] if verdict == UNDETERMINED else "",
-                        "needed_for": needed[1] if verdict == UNDETERMINED else "",
+                        "replicates_needed": needed,
                     }
                 )
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+
+
+def _interval(mean: float, se: float, n: int, level: float) -> tuple[float, float]:
+    if n < 2 or not (math.isfinite(mean) and math.isfinite(se)):
+        return math.nan, math.nan
+    half = float(student_t.ppf(level, df=n - 1)) * se
+    return mean - half, mean + half
+
+
+def _p_value(mean: float, se: float, n: int) -> float:
+    """Two-sided p of mean/SE against t_{n−1}; 0 or 1 with zero SE; NaN with n < 2."""
+    if n < 2 or not (math.isfinite(mean) and math.isfinite(se)):
+        return math.nan
+    if se == 0.0:
+        return 0.0 if mean != 0.0 else 1.0
+    return float(2.0 * student_t.sf(abs(mean / se), df=n - 1))
 
 
 def seeds_for_half_width(sd: float, target: float, confidence: float) -> int | None:
