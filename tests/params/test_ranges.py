@@ -102,7 +102,6 @@ RANGE_ERRORS = [
         "evaluate.probe_test_fraction: must be in (0, 1), got 1.0",
     ),
     ("report.confidence", 1.0, "report.confidence: must be in (0, 1), got 1.0"),
-    ("report.leaders", 0, "report.leaders: must be > 0, got 0"),
     (
         "report.equivalence.capture",
         0.0,
@@ -112,6 +111,17 @@ RANGE_ERRORS = [
         "report.baseline_variant",
         "nope",
         f"report.baseline_variant: must name a variant in cvae.variants ({VARIANTS}), got 'nope'",
+    ),
+    (
+        "report.pairs",
+        [["token_mean", "nope"]],
+        f"report.pairs: must name variants in cvae.variants ({VARIANTS}), "
+        "got ['token_mean', 'nope']",
+    ),
+    (
+        "report.pairs",
+        [["token_mean", "token_mean"]],
+        "report.pairs: must compare two different variants, got ['token_mean', 'token_mean']",
     ),
 ]
 

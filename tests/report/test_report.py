@@ -49,6 +49,8 @@ EXPECTED_FILES = {
     "plots/information_by_position.csv",
     *(f"plots/learning_{q}.csv" for q in ("kl", "beta", "recon", "val_z_information")),
     "figures/frontier.png",
+    "figures/frontier_top.png",
+    "figures/forest.png",
     "figures/gain_decomposition.png",
     "figures/information_by_position.png",
 }

@@ -124,7 +124,7 @@ def test_undefined_seeds_leave_no_mean(built: tuple[Params, Path]) -> None:
 def test_metrics_json_has_exactly_the_compact_shape(built: tuple[Params, Path]) -> None:
     _, reports = built
     metrics = json.loads((reports / "metrics.json").read_text())
-    assert list(metrics) == ["headline_rate", "oracle_info", "variants"]
+    assert list(metrics) == ["headline_rate", "oracle_info", "variants", "adjusted_to_C"]
     assert metrics["headline_rate"] == HEADLINE
     assert metrics["oracle_info"] == SPLIT["oracle_info"]
     assert list(metrics["variants"]) == list(WEIGHTS)
@@ -136,8 +136,18 @@ def test_metrics_json_has_exactly_the_compact_shape(built: tuple[Params, Path]) 
     assert ours["token_sum"]["marginal_gain"] == pytest.approx(np.mean(sum_marginal_values(-0.1)))
     assert ours["example_inverse"]["capture"] == pytest.approx(np.mean([0.5, 0.65, 0.7]))
     assert ours[BASELINE]["normalized_recovery"] == pytest.approx(0.2)
+    adjusted = metrics["adjusted_to_C"]
+    table = pd.read_csv(reports / "tables" / "adjustment.csv")
+    row = table[(table["rate"] == HEADLINE) & (table["metric"] == "capture")]
+    assert {v: adjusted[v]["capture"] for v in ours} == dict(
+        zip(row["variant"], row["mean"], strict=True)
+    )
     view = json.loads((reports / "capture.json").read_text())
-    assert view == {name: values["capture"] for name, values in ours.items()}
+    assert view == {
+        "headline_rate": HEADLINE,
+        "oracle_info": round(metrics["oracle_info"], 4),
+        **{name: round(adjusted[name]["capture"], 4) for name in ours},
+    }
 
 
 def test_frontier_plot_has_one_row_per_variant_and_rate(built: tuple[Params, Path]) -> None:
@@ -187,15 +197,15 @@ def test_learning_curves_join_every_headline_run(built: tuple[Params, Path]) -> 
 def test_information_by_position(built: tuple[Params, Path]) -> None:
     _, reports = built
     plot = pd.read_csv(reports / "plots" / "information_by_position.csv")
-    assert list(plot.columns) == ["position", "variant", "z_information"]
-    assert set(plot["variant"]) == {*WEIGHTS, "oracle"}
+    assert list(plot.columns) == ["position", "series", "z_information"]
+    assert set(plot["series"]) == {*WEIGHTS, "oracle"}
     # i^θ_t = a·(t + 1) + 0.1·seed, so the seed-pooled mean is a·(t + 1) + 0.1
     for variant, a in ((v, TOKEN_Z[v]) for v in WEIGHTS):
-        rows = plot[plot["variant"] == variant].sort_values("position")
+        rows = plot[plot["series"] == variant].sort_values("position")
         assert rows["position"].tolist() == [0, 1, 2, 3, 4]
         expected = a * (rows["position"] + 1) + 0.1
         assert rows["z_information"].to_numpy() == pytest.approx(expected.to_numpy())
-    oracle = plot[plot["variant"] == "oracle"].sort_values("position")
+    oracle = plot[plot["series"] == "oracle"].sort_values("position")
     expected_oracle = ORACLE_TOKEN * (oracle["position"] + 1)
     assert oracle["z_information"].to_numpy() == pytest.approx(expected_oracle.to_numpy())
     table = read(reports, "information_by_position")

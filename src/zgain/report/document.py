@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 
 from zgain.core.io import atomic_dir, atomic_path, write_json
 from zgain.core.runs import Run, rate_label
+from zgain.cvae.terms import terms_used
 from zgain.params import Params
 from zgain.report.adjust import (
     ADJUSTED_METRICS,
@@ -332,12 +333,12 @@ def build_report(
     plots["information_by_position"] = information_by_position_plot(tables[POSITION_TABLE])
     for quantity, table in (curves or {}).items():
         plots[f"learning_{quantity}"] = table
+    weights = {v: params.cvae.variants[v].weights for v in results.variants}
     figures = build_figures(
         run_points(by_rate),
         tables[DECOMPOSITION.name],
         tables[POSITION_TABLE],
         results.variants,
-        results.seeds,
         {
             name: value
             for name, value in {
@@ -348,16 +349,34 @@ def build_report(
             }.items()
             if math.isfinite(value)
         },
+        tables[VERDICT_TABLE],
+        coverage.rank_metric,
         None if coverage.complete else coverage.panels(),
         oracle=coverage.oracle,
+        additive=[v for v, w in weights.items() if len(terms_used(w)) > 1],
+        top=top_group(tables[ADJUSTMENT_TABLE], headline, coverage.rank_metric, report),
     )
     return Report(
         tables=tables,
         plots=plots,
         figures=figures,
-        metrics=metrics_summary(results, headline),
+        metrics=metrics_summary(results, headline, tables[ADJUSTMENT_TABLE]),
         summary=summary_markdown(params, by_rate, headline, tables, list(figures), coverage),
     )
+
+
+TOP_BAND = 3  # the top group: within this many equivalence margins δ of the best
+
+
+def top_group(adjustment: pd.DataFrame, headline: float, metric: str, report) -> list[str]:
+    """The variants whose adjusted headline `metric` lies within TOP_BAND·δ of the best one's,
+    in params order: the zoomed frontier's group (a view, not a claim; the verdicts decide)."""
+    at = adjustment[(adjustment["rate"] == headline) & (adjustment["metric"] == metric)]
+    at = at[at["mean"].notna()]
+    if at.empty:
+        return []
+    band = TOP_BAND * getattr(report.equivalence, metric)
+    return at[at["mean"] >= at["mean"].max() - band]["variant"].tolist()
 
 
 def write_csv(table: pd.DataFrame, path: Path) -> None:

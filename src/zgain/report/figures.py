@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgba
@@ -28,8 +28,19 @@ from zgain.report.tables import ORACLE
 
 DPI = 120
 WIDE, SQUARE = (11.0, 4.6), (7.2, 4.6)  # inches
-PALETTE = "tab10"
-SEED_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+# one colour and one marker per variant (params order), distinct for up to 12 variants, then
+# cycling; a replacement variant (one reconstruction term) is drawn solid, an additive one dashed
+PALETTE = (
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+    "#e377c2", "#17becf", "#bcbd22", "#000000", "#7f7f7f", "#aec7e8",
+)  # fmt: skip
+VARIANT_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+VERDICT_COLOURS = {
+    "better": "#2ca02c",
+    "worse": "#d62728",
+    "equivalent": "#1f77b4",
+    "undetermined": "#7f7f7f",
+}
 ORACLE_COLOUR = "dimgrey"
 MARGINAL_HATCH = "//"
 MARGINAL_ALPHA, Z_ALPHA = 0.35, 0.9
@@ -37,9 +48,33 @@ MARGINAL_ALPHA, Z_ALPHA = 0.35, 0.9
 PNG_METADATA: dict[str, str | None] = {"Software": None}
 
 
-def colours(variants: Sequence[str]) -> dict[str, tuple]:
-    cmap = colormaps[PALETTE]
-    return {v: cmap(i % cmap.N) for i, v in enumerate(variants)}
+def colours(variants: Sequence[str]) -> dict[str, str]:
+    return {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(variants)}
+
+
+@dataclass(frozen=True)
+class Style:
+    colour: str
+    marker: str
+    linestyle: str
+
+
+def styles(variants: Sequence[str], additive: Sequence[str] = ()) -> dict[str, Style]:
+    """A colour and a marker per variant; dashed for the additive variants, solid otherwise."""
+    palette = colours(variants)
+    return {
+        v: Style(
+            palette[v],
+            VARIANT_MARKERS[i % len(VARIANT_MARKERS)],
+            "--" if v in additive else "-",
+        )
+        for i, v in enumerate(variants)
+    }
+
+
+def outside_legend(fig: Figure, handles: list, title: str | None = None) -> None:
+    """The legend right of the panels, off the data."""
+    fig.legend(handles=handles, loc="outside right upper", fontsize="small", title=title)
 
 
 def new_figure(size: tuple[float, float], n_panels: int = 1) -> tuple[Figure, list[Axes]]:
@@ -62,63 +97,91 @@ FRONTIER_PANELS = (
 def frontier_figure(
     points: pd.DataFrame,
     variants: Sequence[str],
-    seeds: Sequence[int],
     references: dict[str, float],
     panels: Sequence[str] | None = None,
+    look: dict[str, Style] | None = None,
+    title: str | None = None,
 ) -> Figure:
-    """Four panels against the achieved KL (nats/seq): I^θ, capture, G^marg, probe accuracy;
+    """Panels against the achieved KL (nats/seq): I^θ, capture, G^marg, probe accuracy;
     `panels` names the metrics to draw when the data lacks some (None: all four).
 
     points: one row per run (variant, rate, seed, kl and the panels' metrics). Each variant is a
-    curve through its seed means at each target rate, with every run as a point (marker per
-    seed). references: the dashed line of a panel by metric (the oracle's I* for I^θ, 1 for
-    capture, the Bayes ceiling for the probe); the probe panel also draws the x-only floor.
+    curve through its seed means at each target rate (its colour, marker and line style), every
+    run a small point. references: the dashed line of a panel by metric (the oracle's I* for
+    I^θ, 1 for capture, the Bayes ceiling for the probe); the probe panel also draws the x-only
+    floor. The legend sits right of the panels.
     """
     shown = [panel for panel in FRONTIER_PANELS if panels is None or panel[0] in panels]
     rows = 2 if len(shown) > 2 else 1
-    fig = Figure(figsize=(11.0, 4.2 * rows), dpi=DPI, layout="constrained")
+    fig = Figure(figsize=(13.0, 4.2 * rows), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     axes = [fig.add_subplot(rows, 2, i + 1) for i in range(len(shown))]
-    palette = colours(variants)
-    markers = {s: SEED_MARKERS[i % len(SEED_MARKERS)] for i, s in enumerate(seeds)}
+    look = look or styles(variants)
     for ax, (metric, label, ref_label) in zip(axes, shown, strict=True):
         ax.grid(alpha=0.3)
         for variant in variants:
+            st = look[variant]
             runs = points[points["variant"] == variant]
             means = runs.groupby("rate", sort=True)[["kl", metric]].mean()
-            ax.plot(means["kl"], means[metric], color=palette[variant])
-            for _, run in runs.iterrows():
-                ax.scatter(
-                    run["kl"],
-                    run[metric],
-                    color=palette[variant],
-                    marker=markers[run["seed"]],
-                    s=22,
-                    alpha=0.7,
-                    zorder=3,
-                )
+            ax.plot(
+                means["kl"], means[metric], color=st.colour, linestyle=st.linestyle,
+                marker=st.marker, markersize=6,
+            )  # fmt: skip
+            ax.scatter(
+                runs["kl"], runs[metric], color=st.colour, marker=st.marker, s=10, alpha=0.4,
+                zorder=3,
+            )  # fmt: skip
         if metric in references:
             value = references[metric]
             text = f"{ref_label} = {value:.3f}" if ref_label else None
-            ax.axhline(value, color=ORACLE_COLOUR, linestyle="--", label=text)
+            ax.axhline(value, color=ORACLE_COLOUR, linestyle=":", label=text)
         if metric == "probe_accuracy" and "probe_floor" in references:
             floor = references["probe_floor"]
             ax.axhline(
-                floor, color=ORACLE_COLOUR, linestyle=":", label=f"x-only floor = {floor:.3f}"
+                floor, color=ORACLE_COLOUR, linestyle="-.", label=f"x-only floor = {floor:.3f}"
             )
         if metric in ("z_information", "marginal_gain"):
             ax.axhline(0.0, color="grey", linewidth=0.8)
         ax.set(xlabel="achieved kl = KL(q ‖ p(z|x)) (nats/seq)", ylabel=label)
-    handles = [Line2D([], [], color=palette[v], label=v) for v in variants]
-    handles += [
-        Line2D([], [], color="grey", marker=markers[s], linestyle="", label=f"seed {s}")
-        for s in seeds
-    ]
-    references = axes[0].get_legend_handles_labels()[0]  # the oracle's I*
-    axes[0].legend(handles=handles + references, fontsize="small", loc="best")
-    for ax in axes[1:]:
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize="small", loc="best")
+    handles = [
+        Line2D([], [], color=look[v].colour, linestyle=look[v].linestyle, marker=look[v].marker,
+               label=v)
+        for v in variants
+    ]  # fmt: skip
+    for ax in axes:
+        handles += [h for h in ax.get_legend_handles_labels()[0]]
+    outside_legend(fig, handles)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def forest_figure(verdicts: pd.DataFrame, metric: str, label: str) -> Figure:
+    """One panel per target rate: each declared comparison's Δ `metric` (a − b) with its 95%
+    interval, coloured by its verdict, and the ±δ band of equivalence shaded."""
+    rates = sorted(set(verdicts["rate"]))
+    fig = Figure(figsize=(4.0 * len(rates) + 2.5, 0.32 * 12 + 1.8), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(1, len(rates), i + 1) for i in range(len(rates))]
+    for i, (ax, rate) in enumerate(zip(axes, rates, strict=True)):
+        rows = verdicts[(verdicts["rate"] == rate) & (verdicts["metric"] == metric)]
+        rows = rows.reset_index(drop=True)
+        delta = float(rows["delta"].iloc[0]) if len(rows) else 0.0
+        ax.axvspan(-delta, delta, color="#1f77b4", alpha=0.12, linewidth=0)
+        ax.axvline(0.0, color="grey", linewidth=0.8)
+        for y, row in rows.iterrows():
+            colour = VERDICT_COLOURS[row["verdict"]]
+            if pd.notna(row["low"]):
+                ax.plot([row["low"], row["high"]], [y, y], color=colour, linewidth=2)
+            ax.plot(row["mean_diff"], y, "o", color=colour)
+        labels = [f"{a} − {b}" for a, b in zip(rows["a"], rows["b"], strict=True)]
+        ax.set_yticks(range(len(rows)), labels if i == 0 else [""] * len(rows))
+        ax.invert_yaxis()
+        ax.grid(alpha=0.3, axis="x")
+        ax.set(title=f"C = {rate:g}", xlabel=f"Δ {label} (a − b)")
+    handles = [Line2D([], [], color=c, marker="o", label=v) for v, c in VERDICT_COLOURS.items()]
+    handles.append(Patch(color="#1f77b4", alpha=0.12, label="±δ (equivalence)"))
+    outside_legend(fig, handles, title="verdict")
     return fig
 
 
@@ -147,7 +210,10 @@ def stacked_bar(ax: Axes, x: float, parts: Sequence[tuple[float, dict]]) -> None
 
 
 def decomposition_figure(
-    decomposition: pd.DataFrame, variants: Sequence[str], oracle: bool = True
+    decomposition: pd.DataFrame,
+    variants: Sequence[str],
+    oracle: bool = True,
+    look: dict[str, Style] | None = None,
 ) -> Figure:
     """Gross gain per variant as stacked bars marginal + z-information (seed means, nats/seq).
 
@@ -156,7 +222,7 @@ def decomposition_figure(
     """
     fig, (ax,) = new_figure(SQUARE)
     cells = decomposition.set_index(["variant", "metric"])
-    palette = colours(variants)
+    palette = {v: st.colour for v, st in (look or styles(variants)).items()}
     names = [*variants, ORACLE] if oracle else list(variants)
     for x, name in enumerate(names):
         colour = palette.get(name, ORACLE_COLOUR)
@@ -186,33 +252,39 @@ def decomposition_figure(
             Line2D([], [], color="black", marker="o", label="gross_gain (interval)"),
         ],
         fontsize="small",
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
     )
     return fig
 
 
-def information_by_position_figure(by_position: pd.DataFrame, variants: Sequence[str]) -> Figure:
+def information_by_position_figure(
+    by_position: pd.DataFrame, variants: Sequence[str], look: dict[str, Style] | None = None
+) -> Figure:
     """Mean per-token z-information i^θ_t (nats) by target position, per variant and oracle i*_t.
 
     Lines are means pooled over seeds; the band is the t-interval over the per-seed means.
     """
-    fig, (ax,) = new_figure(SQUARE)
-    palette = colours(variants)
+    fig, (ax,) = new_figure((9.0, 4.6))
+    look = look or styles(variants)
     for name in [*variants, ORACLE]:
         rows = by_position[by_position["variant"] == name].sort_values("position", kind="stable")
         oracle = name == ORACLE
         if oracle and rows.empty:  # no per-token oracle (a pairs file)
             continue
+        st = Style(ORACLE_COLOUR, "o", ":") if oracle else look[name]
         ax.plot(
             rows["position"],
             rows["mean"],
-            marker="o",
-            color=ORACLE_COLOUR if oracle else palette[name],
-            linestyle="--" if oracle else "-",
+            marker=st.marker,
+            color=st.colour,
+            linestyle=st.linestyle,
+            linewidth=2.5 if oracle else 1.5,
             label="oracle i*_t" if oracle else name,
         )
         if not oracle and rows["low"].notna().any():
             ax.fill_between(
-                rows["position"], rows["low"], rows["high"], color=palette[name], alpha=0.15
+                rows["position"], rows["low"], rows["high"], color=st.colour, alpha=0.08
             )
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set(
@@ -221,7 +293,7 @@ def information_by_position_figure(by_position: pd.DataFrame, variants: Sequence
         title="z-information by position",
     )
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(fontsize="small")
+    outside_legend(fig, ax.get_legend_handles_labels()[0])
     return fig
 
 
@@ -236,16 +308,30 @@ def build_figures(
     decomposition: pd.DataFrame,
     by_position: pd.DataFrame,
     variants: Sequence[str],
-    seeds: Sequence[int],
     references: dict[str, float],
+    verdicts: pd.DataFrame,
+    test_metric: str,
     panels: Sequence[str] | None = None,
     oracle: bool = True,
+    additive: Sequence[str] = (),
+    top: Sequence[str] = (),
 ) -> dict[str, Figure]:
-    """Every figure of the report by file name (see the functions for what each shows):
-    the frontier over every run, and the headline rate's decomposition and positions; `panels`
-    as in `frontier_figure`; `oracle`: whether the decomposition has an oracle bar."""
-    return {
-        "frontier.png": frontier_figure(points, variants, seeds, references, panels),
-        "gain_decomposition.png": decomposition_figure(decomposition, variants, oracle),
-        "information_by_position.png": information_by_position_figure(by_position, variants),
-    }
+    """Every figure of the report by file name (see the functions for what each shows): the
+    frontier over every run, the same for the `top` group alone (its own scale, the outliers
+    apart), the forest plot of the verdicts on `test_metric`, and the headline rate's
+    decomposition and positions; `panels` as in `frontier_figure`; `oracle`: whether the
+    decomposition has an oracle bar; `additive`: the variants drawn dashed."""
+    look = styles(variants, additive)
+    label = "capture" if test_metric == "capture" else "I^θ (nats/seq)"
+    figures = {"frontier.png": frontier_figure(points, variants, references, panels, look)}
+    if top and len(top) < len(variants):
+        figures["frontier_top.png"] = frontier_figure(
+            points[points["variant"].isin(top)], list(top), references, panels, look,
+            title=f"The top group alone: {', '.join(top)}",
+        )  # fmt: skip
+    figures["forest.png"] = forest_figure(verdicts, test_metric, label)
+    figures["gain_decomposition.png"] = decomposition_figure(decomposition, variants, oracle, look)
+    figures["information_by_position.png"] = information_by_position_figure(
+        by_position, variants, look
+    )
+    return figures

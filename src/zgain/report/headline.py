@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
+
 from zgain.report.loading import EvalResults
 from zgain.report.statistics import finite_mean
 
 SUMMARY_METRICS = ("marginal_gain", "z_information", "capture", "kl", "normalized_recovery")
+CAPTURE_DIGITS = 4
 
 
 def json_number(value: float) -> float | None:
@@ -16,27 +19,49 @@ def json_number(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def metrics_summary(results: EvalResults, headline_rate: float) -> dict:
+def metrics_summary(
+    results: EvalResults, headline_rate: float, adjustment: pd.DataFrame | None = None
+) -> dict:
     """reports/metrics.json: {"headline_rate": C, "oracle_info": I*, "variants": {name:
-    {metric: seed mean}}}.
+    {metric: raw seed mean}}, "adjusted_to_C": {name: {metric: adjusted mean}}}.
 
-    The runs at the headline rate C: seed means of SUMMARY_METRICS over the seeds where each is
-    defined; null when none is. I* (the oracle's mean z-information) anchors every figure.
+    `variants`: the runs at the headline rate C, seed means of SUMMARY_METRICS over the seeds
+    where each is defined (null when none is), each run at the KL it reached. `adjusted_to_C`:
+    the ADJUSTED metrics moved to exactly KL = C over the kept runs (zgain.report.adjust), the
+    values the Findings and the verdicts read. I* (the oracle's mean information) anchors both.
     """
     variants = {
         variant: {m: json_number(finite_mean(results.values(variant, m))) for m in SUMMARY_METRICS}
         for variant in results.variants
     }
+    adjusted: dict[str, dict[str, float | None]] = {}
+    if adjustment is not None:
+        at = adjustment[adjustment["rate"] == headline_rate]
+        for row in at.itertuples(index=False):
+            adjusted.setdefault(row.variant, {})[row.metric] = json_number(float(row.mean))
     return {
         "headline_rate": headline_rate,
         "oracle_info": json_number(results.split_value("oracle_info")),
         "variants": variants,
+        "adjusted_to_C": adjusted,
     }
 
 
 def capture_view(metrics: dict) -> dict:
-    """reports/capture.json, the one file `dvc metrics show` / `dvc exp show` read: each
-    variant's seed-mean capture at the headline rate, keyed by the variant's name, so that the
-    views of 11 variants fit 200 columns. The headline rate, I* and the other headline means
-    are in reports/metrics.json."""
-    return {name: values["capture"] for name, values in metrics["variants"].items()}
+    """reports/capture.json, the one file `dvc metrics show` / `dvc exp show` read: the headline
+    rate C, the oracle's I*, and each variant's capture adjusted to exactly KL = C (the value
+    the Findings quote; the raw seed means are in metrics.json), keyed by the variant's name
+    and rounded to CAPTURE_DIGITS so that the view of 11 variants fits 200 columns. Without an
+    adjusted capture (no oracle) a variant's entry is its raw seed-mean capture."""
+    adjusted = metrics.get("adjusted_to_C", {})
+    view: dict[str, float | None] = {
+        "headline_rate": metrics["headline_rate"],
+        "oracle_info": rounded(metrics["oracle_info"]),
+    }
+    for name, values in metrics["variants"].items():
+        view[name] = rounded(adjusted.get(name, {}).get("capture", values["capture"]))
+    return view
+
+
+def rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, CAPTURE_DIGITS)

@@ -210,17 +210,27 @@ def figure_captions(coverage: Coverage) -> dict[str, str]:
     dashed += ["the Bayes ceiling `probe_ceiling`"] if coverage.strategies else []
     frontier = (
         f"The frontier: {listing(panels)} against the achieved test `kl`, one curve per variant "
-        "through its seed means at each target rate, every run a point (marker per seed; "
-        "{runs})"
+        "through its seed means at each target rate (a colour and marker each; dashed: the "
+        "additive variants), every run a small point ({runs})"
     )
-    frontier += f"; dashed: {listing(dashed, serial=True)}" if dashed else ""
-    frontier += "; dotted: the x-only floor `probe_floor`" if coverage.strategies else ""
+    frontier += f"; dotted: {listing(dashed, serial=True)}" if dashed else ""
+    frontier += "; dash-dotted: the x-only floor `probe_floor`" if coverage.strategies else ""
     oracle_bar = "; the oracle bar beside (`oracle_marginal_gain` + I*)" if coverage.oracle else ""
     oracle_tokens = (
-        ", beside the oracle's `oracle_token_info` (dashed)" if coverage.token_oracle else ""
+        ", beside the oracle's `oracle_token_info` (dotted)" if coverage.token_oracle else ""
     )
     return {
         "frontier.png": frontier + ".",
+        "frontier_top.png": (
+            "The frontier of the top group alone, on its own scale: the variants whose capture "
+            "adjusted to the headline rate lies within 3δ of the best (a view; the verdicts "
+            "decide), as in the figure above ({runs})."
+        ),
+        "forest.png": (
+            "Each declared comparison's difference a − b at every target rate with {interval}, "
+            "coloured by its verdict (the rule of the Findings); shaded: ±δ, inside which a "
+            "difference is equivalent."
+        ),
         "gain_decomposition.png": (
             "At the headline rate, gross gain per variant as stacked bars, `marginal_gain` "
             "(hatched) + `z_information` (solid), {method}; positive parts stack up and negative "
@@ -243,7 +253,12 @@ def figure_section(
     captions = figure_captions(coverage)
     lines = ["## Figures", ""]
     for number, name in enumerate(names, 1):
-        text = captions[name].format(method=method, runs=runs)
+        interval = (
+            f"its 95% jackknife interval over {plural(n_seeds, 'seed')} per variant"
+            if n_seeds > 1
+            else "no interval (one seed per variant)"
+        )
+        text = captions[name].format(method=method, runs=runs, interval=interval)
         lines += [
             f"![{Path(name).stem}]({FIGURES_DIR}/{name})",
             "",

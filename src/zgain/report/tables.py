@@ -340,7 +340,8 @@ def information_by_strategy(
 
 
 def information_by_position_plot(by_position: pd.DataFrame) -> pd.DataFrame:
-    """dvc plot data: position, variant (the oracle as `oracle`), z_information (nats)."""
-    return by_position.rename(columns={"mean": "z_information"})[
-        ["position", "variant", "z_information"]
+    """dvc plot data: position, series (a variant, or `oracle`), z_information (nats); the
+    `series` template colours one line per series."""
+    return by_position.rename(columns={"mean": "z_information", "variant": "series"})[
+        ["position", "series", "z_information"]
     ].reset_index(drop=True)
