@@ -31,12 +31,24 @@ def zgain() -> None:
     """Tools around the zgain DVC pipeline (see each command's --help)."""
 
 
-app.command("shard")(shard)
-app.command("check")(check)
-app.command("cmudict-pairs")(cmudict_pairs)
+# One-line summaries for the command list (rich keeps a docstring's line breaks, which then
+# wrap single words onto lines of their own at 80 columns).
+app.command(
+    "shard", short_help="Run shard INDEX of COUNT of the runs; push them with the run-cache."
+)(shard)
+app.command(
+    "check",
+    short_help="Compare a fresh report with the committed one (calibrated exit status).",
+)(check)
+app.command(
+    "cmudict-pairs",
+    short_help="Write CMUdict's (word, pronunciation) pairs with their exact oracle columns.",
+)(cmudict_pairs)
 
 
-@app.command("sweep-report")
+@app.command(
+    "sweep-report", short_help="Tabulate and compare the finished experiments of this commit."
+)
 def sweep_report(
     out: Annotated[
         Path, typer.Option(help="folder the report is written to (created; files replaced)")

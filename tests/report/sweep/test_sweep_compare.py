@@ -77,3 +77,14 @@ def test_a_named_baseline_and_a_missing_one() -> None:
         build(baseline="nope")
     with pytest.raises(SweepError, match="no finished experiment"):
         compare([BASE], RUNS.__getitem__, METRICS.__getitem__)
+
+
+def test_tested_deltas_get_the_reports_verdict() -> None:
+    deltas = build(margins={"capture": 0.05}).deltas.set_index(["variant", "metric"])
+    # a: deltas 0.1, 0.2, 0.1: p = 0.0377 alone, the only capture comparison (b is 0, 0, 0)
+    a, b = deltas.loc[("a", "capture")], deltas.loc[("b", "capture")]
+    assert a["p"] == pytest.approx(stats.ttest_1samp([0.1, 0.2, 0.1], 0.0).pvalue)
+    assert b["verdict"] == "equivalent"  # identical runs: the 90% interval is [0, 0]
+    assert a["p_holm"] == pytest.approx(min(1.0, 2 * a["p"]))  # family: 2 variants × capture
+    assert a["p_holm"] > 0.05 and a["verdict"] == "undetermined"  # 2 × 0.057, 90% [0.04, 0.23]
+    assert deltas.loc[("a", "kl"), "verdict"] == ""  # not a tested metric

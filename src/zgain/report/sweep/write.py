@@ -9,8 +9,9 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
-from zgain.core.io import atomic_path
+from zgain.core.io import atomic_path, replaced_dir
 from zgain.report.figures import save_png
 from zgain.report.markdown import frame_table
 from zgain.report.sweep.compare import compare, comparison_markdown
@@ -68,7 +69,11 @@ def write_sweep_report(
 
     rows = with_report_metrics(dvc.api.exp_show(repo=repo), report_metrics)
     sweep = build_sweep(rows)
-    out.mkdir(parents=True, exist_ok=True)
+    with replaced_dir(out) as built:  # the folder is replaced whole: nothing stale survives
+        return _write(built, sweep, rows, report_runs, report_metrics, repo, baseline)
+
+
+def _write(out, sweep, rows, report_runs, report_metrics, repo, baseline):
     written = Written(out)
     written.csv("table.csv", sweep.rows)
     changed = ", ".join(f"`{k}`" for k in sweep.changed) or "none"
@@ -81,8 +86,12 @@ def write_sweep_report(
     )
     no_comparison = None
     try:
-        comparison = compare(rows, report_runs, report_metrics, baseline=baseline)
+        comparison = compare(
+            rows, report_runs, report_metrics, baseline=baseline, margins=margins(repo)
+        )
     except SweepError as err:
+        if baseline is not None:  # a baseline asked for by name must exist
+            raise
         no_comparison = str(err)
     else:
         written.text("comparison.md", comparison_markdown(comparison))
@@ -98,6 +107,13 @@ def write_sweep_report(
         )
         written.png("family.png", family_figure(points, named))
     return written.names, len(sweep.rows), int(sweep.rows["experiment"].nunique()), no_comparison
+
+
+def margins(repo: str) -> dict[str, float]:
+    """δ per tested metric: report.equivalence of the repository's params.yaml."""
+    params = yaml.safe_load((Path(repo) / "params.yaml").read_text()) or {}
+    equivalence = params.get("report", {}).get("equivalence", {})
+    return {m: float(equivalence[m]) for m in ("capture", "marginal_gain") if m in equivalence}
 
 
 def shared_headline(rates: pd.Series) -> float | None:
