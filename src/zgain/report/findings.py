@@ -162,6 +162,22 @@ def negative_information(
     return text + f" ([figure]({POSITION_FIGURE}))."
 
 
+def additive_definitions(params: Params) -> str:
+    """The additive variants (more than one weighted term) as sums of their terms."""
+    parts = []
+    for name, variant in params.cvae.variants.items():
+        used = {t: w for t, w in variant.weights.items() if w}
+        if len(used) > 1:
+            terms = " + ".join(t if w == 1 else f"{w:g}·{t}" for t, w in used.items())
+            parts.append(f"{name} = {terms}")
+    if not parts:
+        return ""
+    return (
+        f"*Additive variants (dashed in the figures): {'; '.join(parts)} (the terms: "
+        f"[docs/method.md#reconstruction-terms](../docs/method.md#reconstruction-terms)).*"
+    )
+
+
 def findings_table(
     verdicts: pd.DataFrame, adjustment: pd.DataFrame, headline: float, metrics: Sequence[str]
 ) -> str:
@@ -233,6 +249,9 @@ def findings_lines(
         "",
         findings_table(verdicts, tables[ADJUSTMENT_TABLE], headline, metrics),
     ]
+    additive = additive_definitions(params)
+    if additive:
+        lines += ["", additive]
     negative = negative_information(
         frontier, tables[POSITION_TABLE], headline, coverage.token_oracle
     )
