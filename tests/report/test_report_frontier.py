@@ -19,6 +19,7 @@ from zgain.report.frontier import (
     twin_variants,
 )
 from zgain.report.loading import EvalResults
+from zgain.report.sections import twin_conclusion
 from zgain.report.statistics import t_quantile
 
 SEEDS = (0, 1, 2)
@@ -77,9 +78,30 @@ def test_twin_check_pairs_seeds_and_separates_only_when_the_interval_excludes_ze
     half = t_quantile(0.95, 3) * diffs.std(ddof=1) / math.sqrt(3)
     assert z["mean"] == pytest.approx(0.0, abs=1e-12)
     assert (z["low"], z["high"]) == pytest.approx((-half, half))
-    assert not z["separated"]
     marginal = table.loc["marginal_gain"]  # every seed differs by exactly 0.1: zero width
-    assert marginal["mean"] == pytest.approx(0.1) and marginal["separated"]
+    assert marginal["mean"] == pytest.approx(0.1)
+    assert marginal["low"] == pytest.approx(0.1) and marginal["high"] == pytest.approx(0.1)
+    assert "separated" not in table  # the pair's conclusion is its verdicts'
+
+
+def test_the_twin_conclusion_reads_the_pairs_verdicts() -> None:
+    def verdicts(*words: str) -> pd.DataFrame:
+        return pd.DataFrame(
+            [
+                {"rate": r, "metric": "capture", "a": "d", "b": "m", "verdict": w}
+                for r, w in zip((0.5, 1.0), words, strict=True)
+            ]
+        )
+
+    assert "equivalent within ±δ at every rate" in twin_conclusion(
+        ("m", "d"), verdicts("equivalent", "equivalent")
+    )
+    assert "separate them on capture at C = 1.0" in twin_conclusion(
+        ("m", "d"), verdicts("equivalent", "worse")
+    )
+    assert "1 of 2 (rate, metric) cells are equivalent" in twin_conclusion(
+        ("m", "d"), verdicts("equivalent", "undetermined")
+    )
 
 
 def test_frontier_table_plot_and_rate_check() -> None:

@@ -234,7 +234,7 @@ def summary_markdown(
     number += 1 if widths else 0
     lines += ["", *widths]
     pair = twin_variants({v: params.cvae.variants[v].weights for v in results.variants})
-    twins = twin_section(tables.get(TWIN_TABLE), pair, method, number)
+    twins = twin_section(tables.get(TWIN_TABLE), pair, method, number, tables[VERDICT_TABLE])
     number += 1 if twins else 0
     lines += ["", *twins]
     at = f" at the headline rate C = {rate_label(headline)}"

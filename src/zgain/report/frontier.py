@@ -53,7 +53,7 @@ RATE_CHECK_COLUMNS = [
     "cause",
 ]
 TWIN_METRICS = ("z_information", "marginal_gain")
-TWIN_COLUMNS = ["rate", "metric", "mean", "low", "high", "n", "separated"]
+TWIN_COLUMNS = ["rate", "metric", "mean", "low", "high", "n"]
 
 
 def headline_rate(rates: Sequence[float], oracle_info: float) -> float:
@@ -150,14 +150,14 @@ def twin_check(
     by_rate: Mapping[float, EvalResults], pair: tuple[str, str], confidence: float
 ) -> pd.DataFrame:
     """Per rate and TWIN_METRICS: the seed-paired difference first − second of the pair, its
-    mean and t-interval; `separated` when the interval excludes 0 (None without an interval)."""
+    mean and t-interval (raw values, for reading; the pair's verdicts are the verdict table's)."""
     first, second = pair
     rows = []
     for rate, results in by_rate.items():
         for metric in TWIN_METRICS:
             paired = paired_row(results, first, second, metric, confidence)
             rows.append({"rate": rate, "metric": metric, **paired})
-    return pd.DataFrame(rows, columns=TWIN_COLUMNS)
+    return pd.DataFrame(rows).reindex(columns=TWIN_COLUMNS)
 
 
 def run_points(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:

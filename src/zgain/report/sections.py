@@ -121,34 +121,20 @@ def run_labels(rows: pd.DataFrame) -> str:
 
 
 def twin_section(
-    twins: pd.DataFrame | None, pair: tuple[str, str] | None, method: str, number: int
+    twins: pd.DataFrame | None,
+    pair: tuple[str, str] | None,
+    method: str,
+    number: int,
+    verdicts: pd.DataFrame | None = None,
 ) -> list[str]:
-    """Table `number`: the check that R_mean and R_dist = R_mean / N coincide at equal rate."""
+    """Table `number`: the check that R_mean and R_dist = R_mean / N coincide at equal rate; its
+    conclusion is the pair's verdicts by the one rule (the verdict table's rows of the pair)."""
     if twins is None or pair is None:
         return []
     first, second = pair
     cells = {(r["rate"], r["metric"]): fmt_stats(r, signed=True) for _, r in twins.iterrows()}
     rates = list(dict.fromkeys(twins["rate"]))
     rows = [[rate_label(rate)] + [cells[(rate, m)] for m in TWIN_METRICS] for rate in rates]
-    separated = twins[twins["separated"] == True]  # noqa: E712 (None means no interval)
-    untestable = twins["separated"].isna().all()
-    if untestable:
-        verdict = "With one seed there is no interval, so the check cannot be decided."
-    elif separated.empty:
-        verdict = (
-            f"At every rate both intervals contain 0: at equal rate {first} and {second} "
-            "coincide within the seeds' spread, as the global rescaling predicts (it only moves "
-            "β)."
-        )
-    else:
-        where = ", ".join(
-            f"`{r['metric']}` at C = {rate_label(r['rate'])}" for _, r in separated.iterrows()
-        )
-        verdict = (
-            f"The seeds separate them on {where}: at equal rate the rescaled objective is not "
-            "the same optimisation problem, which a pure rescaling would be (look at the rates "
-            "reached above before reading it as an effect of the weighting)."
-        )
     return [
         f"## Equal-rate check: {first} against {second}",
         "",
@@ -158,13 +144,48 @@ def twin_section(
             method,
             f"{second} is {first} divided by the normalizer N (R_dist = R_mean / N), so at one "
             f"β it sits at the rate {first} would have at β·N; at equal rate the two must "
-            "coincide.",
+            "coincide. Raw values; the conclusion below is the pair's verdicts.",
         ),
         "",
         markdown_table(["C", *(f"Δ {column_header(m)}" for m in TWIN_METRICS)], rows),
         "",
-        verdict,
+        twin_conclusion(pair, verdicts),
     ]
+
+
+def twin_conclusion(pair: tuple[str, str], verdicts: pd.DataFrame | None) -> str:
+    """Whether the pair coincides at equal rate, by its verdicts (docs/method.md#verdicts)."""
+    first, second = pair
+    if verdicts is None or verdicts.empty:
+        return "No verdict on this pair: it is not a declared comparison."
+    ours = verdicts[
+        ((verdicts["a"] == first) & (verdicts["b"] == second))
+        | ((verdicts["a"] == second) & (verdicts["b"] == first))
+    ]
+    if ours.empty:
+        return "No verdict on this pair: it is not a declared comparison."
+    counts = ours["verdict"].value_counts()
+    separated = ours[ours["verdict"].isin(["better", "worse"])]
+    if counts.get("equivalent", 0) == len(ours):
+        return (
+            f"By the verdicts, {first} and {second} are equivalent within ±δ at every rate on "
+            "every tested metric: at equal rate they coincide, as a pure rescaling (it only "
+            "moves β) predicts."
+        )
+    if not separated.empty:
+        where = ", ".join(
+            f"{r['metric']} at C = {rate_label(r['rate'])}" for _, r in separated.iterrows()
+        )
+        return (
+            f"The verdicts separate them on {where}: at equal rate the rescaled objective is not "
+            "the same problem, which a pure rescaling would be (read the rates reached above "
+            "first)."
+        )
+    return (
+        f"By the verdicts, {counts.get('equivalent', 0)} of {len(ours)} (rate, metric) cells are "
+        "equivalent within ±δ and none separates; the rest are undetermined (replicates needed "
+        "in tables/verdicts.csv)."
+    )
 
 
 def column_header(metric: str) -> str:
