@@ -179,25 +179,30 @@ def additive_definitions(params: Params) -> str:
 
 
 def findings_table(
-    verdicts: pd.DataFrame, adjustment: pd.DataFrame, headline: float, metrics: Sequence[str]
+    verdicts: pd.DataFrame,
+    adjustment: pd.DataFrame,
+    headline: float,
+    metrics: Sequence[str],
+    baseline: str,
 ) -> str:
-    """Rows: the declared comparisons; columns: a's adjusted value at the headline rate, each
-    tested metric's Δ with interval and verdict there, then the other rates' verdict symbols."""
+    """Rows: the declared comparisons (a variant alone: against the baseline); columns: a's
+    adjusted value at the headline rate, each tested metric's Δ with interval and verdict there,
+    then the other rates' verdict symbols."""
     first, second = metrics
     here = {m: comparison_rows(verdicts, headline, m) for m in metrics}
     others = [r for r in sorted(set(verdicts["rate"])) if r != headline]
     value = adjustment[(adjustment["rate"] == headline) & (adjustment["metric"] == first)]
     value = value.set_index("variant")["mean"]
     header = [
-        "a − b",
-        f"{NAMES[first]} of a",
+        f"a (− {baseline})",
+        NAMES[first],
         f"Δ {NAMES[first]}",
         f"Δ {NAMES[second]}",
         *(f"C = {rate_label(r)}" for r in others),
     ]
     rows = []
     for a, b in here[first].index:
-        cells = [f"{a} − {b}", fmt(value.get(a, float("nan")))]
+        cells = [a if b == baseline else f"{a} − {b}", fmt(value.get(a, float("nan")))]
         cells += [verdict_cell(here[m].loc[(a, b)]) for m in metrics]
         for rate in others:
             at = [comparison_rows(verdicts, rate, m) for m in metrics]
@@ -223,11 +228,11 @@ def findings_lines(
     excluded = int(tables[ADJUSTMENT_TABLE].query(f"metric == '{metrics[0]}'")["excluded"].sum())
     deltas = ", ".join(f"{NAMES[m]} {fmt(getattr(report.equivalence, m), 2)}" for m in metrics)
     method = (
-        f"*One rule ({METHOD_LINK}): seed-paired differences of values adjusted to exactly C, "
-        f"with jackknife intervals; {excluded} runs more than 10% off C left out. ▲/▼ when Holm "
-        f"over one rate × metric ({n_comparisons} comparisons) rejects at {ALPHA:.0%}, ≈ when "
-        f"the {1 - 2 * ALPHA:.0%} interval lies inside ±δ ({deltas}). Each variant against "
-        f"{report.baseline_variant}, plus the pairs in `report.pairs`.*"
+        f"*One rule ({METHOD_LINK}): each variant against {report.baseline_variant}, plus "
+        f"`report.pairs`; seed-paired differences of values adjusted to exactly C, jackknife "
+        f"intervals, {excluded} runs more than 10% off C left out. ≈ when the "
+        f"{1 - 2 * ALPHA:.0%} interval lies inside ±δ ({deltas}), else ▲/▼ when Holm over one "
+        f"rate × metric ({n_comparisons} comparisons) rejects at {ALPHA:.0%}.*"
     )
     lines = ["## Findings", "", world_sentence(params.data, results.split_value("n_examples"))]
     lines += [one_base(params), "", method, ""]
@@ -243,11 +248,12 @@ def findings_lines(
     lines += ["", *([net] if net else [])]
     lines += [
         "",
-        f"*Verdicts at the headline rate C = {rate_label(headline)} (Δ = a − b with its "
-        f"{1 - ALPHA:.0%} interval), and at the other rates as symbols ({NAMES[metrics[0]]}, "
-        f"{NAMES[metrics[1]]}): {LEGEND}.*",
+        f"*At C = {rate_label(headline)}: Δ = a − b with its {1 - ALPHA:.0%} interval; other "
+        f"rates: symbols ({NAMES[metrics[0]]}, {NAMES[metrics[1]]}). {LEGEND}.*",
         "",
-        findings_table(verdicts, tables[ADJUSTMENT_TABLE], headline, metrics),
+        findings_table(
+            verdicts, tables[ADJUSTMENT_TABLE], headline, metrics, report.baseline_variant
+        ),
     ]
     additive = additive_definitions(params)
     if additive:

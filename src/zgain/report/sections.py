@@ -327,8 +327,8 @@ def one_base(params: Params) -> str:
     """What every interval and verdict is conditional on: the one base all runs start from."""
     return (
         f"Every run starts from one base (`base.seed` = {params.base.seed}): the intervals and "
-        "verdicts are over CVAE seeds given that base, not over the base's own training, which "
-        f"moves every run together and can move them beyond these intervals ({REPRODUCIBLE_LINK})."
+        "verdicts are over CVAE seeds given that base; another base moves every run together "
+        f"({REPRODUCIBLE_LINK})."
     )
 
 
