@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from zgain.core.runs import Run, rate_label
+from zgain.core.runs import rate_label
 from zgain.params import DataParams, PairsParams, Params
 from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
 from zgain.report.commentary import fmt, fmt_stats
@@ -88,13 +88,10 @@ def rate_check_section(
     if flagged.empty:
         lines.append(f"All {len(targeted)} runs reached their target within {tolerance}.")
     else:
-        listed = "; ".join(
-            f"{row_run(r).label}: kl {fmt(r['kl'])} ({r['relative_error']:+.0%})"
-            for _, r in flagged.iterrows()
-        )
         lines.append(
             f"**{len(flagged)} of {len(targeted)} runs are more than {tolerance} off their "
-            f"target**, so their rows compare at a different rate: {listed}."
+            f"target**; each is left out of its rate's adjusted values and verdicts "
+            f"(their KL in tables/{RATE_CHECK_TABLE}.csv): {grouped_runs(flagged)}."
         )
         causes = [
             f"in {plural(len(rows), 'run')} ({run_labels(rows)}), "
@@ -110,14 +107,23 @@ def rate_check_section(
     return lines
 
 
-def row_run(row: pd.Series) -> Run:
-    """The run a rate-check row describes."""
-    return Run(row["variant"], float(row["rate"]), int(row["seed"]))
-
-
 def run_labels(rows: pd.DataFrame) -> str:
-    """The runs of rate-check rows, named as Run.label names them."""
-    return ", ".join(row_run(r).label for _, r in rows.iterrows())
+    """How many runs of each variant the rate-check rows hold: `a ×3, b ×1`."""
+    counts = rows["variant"].value_counts(sort=False)
+    return ", ".join(f"{variant} ×{n}" for variant, n in counts.items())
+
+
+def grouped_runs(rows: pd.DataFrame) -> str:
+    """The runs of rate-check rows by variant and rate: `a: C = 0.25 seeds 0, 2; C = 1.0 seed 1`."""
+    parts = []
+    for variant, mine in rows.groupby("variant", sort=False):
+        cells = []
+        for rate, at in mine.groupby("rate", sort=True):
+            seeds = sorted(int(s) for s in at["seed"])
+            word = "seed" if len(seeds) == 1 else "seeds"
+            cells.append(f"C = {rate_label(rate)} {word} {', '.join(map(str, seeds))}")
+        parts.append(f"{variant}: {', '.join(cells)}")
+    return "; ".join(parts)
 
 
 def twin_section(
