@@ -82,3 +82,15 @@ def test_the_rerun_command_sets_valid_params() -> None:
     other = parse_params(raw).data
     assert other.prior != params.data.prior and other.noise != params.data.noise
     assert other.transforms == params.data.transforms[:-1]
+
+
+def test_a_verdict_cell_shows_the_interval_its_verdict_was_decided_on() -> None:
+    from zgain.report.findings import verdict_cell
+
+    row = {"mean_diff": 0.01, "low": -0.04, "high": 0.06, "tost_low": -0.02, "tost_high": 0.04,
+           "verdict": "equivalent", "replicates_needed": ""}  # fmt: skip
+    assert verdict_cell(row) == "+0.010 ≈ 90% [-0.020, +0.040]"  # TOST's 90% interval
+    row |= {"verdict": "undetermined", "replicates_needed": "12"}
+    assert verdict_cell(row) == "+0.010 [-0.040, +0.060] ? n′=12"  # the 95% interval
+    row |= {"verdict": "worse", "replicates_needed": ""}
+    assert verdict_cell(row, interval=False) == "+0.010 ▼"

@@ -76,12 +76,19 @@ def rerun_command(data: DataParams | PairsParams) -> str:
 
 
 SYMBOL = {BETTER: "▲", WORSE: "▼", EQUIVALENT: "≈", UNDETERMINED: "?"}
-LEGEND = "▲ better, ▼ worse, ≈ equivalent within ±δ, ? undetermined (n′: replicates for 80% power)"
+LEGEND = (
+    "▲ better, ▼ worse, ≈ equivalent within ±δ (with the 90% interval it was decided on), "
+    "? undetermined (n′: replicates for 80% power)"
+)
 
 
 def verdict_cell(row: Mapping, *, interval: bool = True) -> str:
     """`Δ [low, high] symbol` of one verdict row (`n′=k` beside an undetermined one)."""
     text = fmt(row["mean_diff"], signed=True)
+    if row["verdict"] == EQUIVALENT and pd.notna(row["tost_low"]):
+        # the 90% interval the equivalence was decided on
+        low, high = fmt(row["tost_low"], signed=True), fmt(row["tost_high"], signed=True)
+        return f"{text} ≈ 90% [{low}, {high}]" if interval else f"{text} ≈"
     if interval and pd.notna(row["low"]):
         text += f" [{fmt(row['low'], signed=True)}, {fmt(row['high'], signed=True)}]"
     text += f" {SYMBOL[row['verdict']]}"
