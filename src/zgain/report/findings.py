@@ -34,6 +34,7 @@ POSITION_TABLE = "information_by_position"
 DECOMPOSITION_PREFIX = "decomposition_rate"
 POSITION_FIGURE = "figures/information_by_position.png"
 METHOD_LINK = "[docs/method.md#verdicts](../docs/method.md#verdicts)"
+RULE_LINK = "[rule](../docs/method.md#verdicts)"
 FRONTIER_FIGURE = "figures/frontier.png"
 NAMES = {"capture": "capture", "z_information": "I^θ", "marginal_gain": "G^marg"}
 VERBS = {
@@ -77,8 +78,8 @@ def rerun_command(data: DataParams | PairsParams) -> str:
 
 SYMBOL = {BETTER: "▲", WORSE: "▼", EQUIVALENT: "≈", UNDETERMINED: "?"}
 LEGEND = (
-    "▲ better, ▼ worse, ≈ equivalent within ±δ (with the 90% interval it was decided on), "
-    "? undetermined (n′: replicates for 80% power)"
+    "▲ better, ▼ worse, ≈ equivalent within ±δ (its 90% interval), ? undetermined (n′: "
+    "replicates for 80% power)"
 )
 
 
@@ -93,7 +94,8 @@ def verdict_cell(row: Mapping, *, interval: bool = True) -> str:
         text += f" [{fmt(row['low'], signed=True)}, {fmt(row['high'], signed=True)}]"
     text += f" {SYMBOL[row['verdict']]}"
     if row["verdict"] == UNDETERMINED and row["replicates_needed"]:
-        text += f" n′={row['replicates_needed']}"
+        text += f" n′{'' if str(row['replicates_needed']).startswith('>') else '='}"
+        text += str(row["replicates_needed"]).replace(" ", "")
     return text
 
 
@@ -152,9 +154,11 @@ def negative_information(
     if z.empty:
         return ""
     names = list(dict.fromkeys(z["variant"]))
-    rates = ", ".join(rate_label(r) for r in sorted(set(z["rate"])))
+    found = sorted(set(z["rate"]))
+    every = len(found) == frontier["rate"].nunique()
+    rates = "every rate" if every else "C = " + ", ".join(rate_label(r) for r in found)
     text = (
-        f"{listing(names)} {'has' if len(names) == 1 else 'have'} negative I^θ (C = {rates}): "
+        f"{listing(names)} {'has' if len(names) == 1 else 'have'} negative I^θ ({rates}): "
         "the posterior z makes their decoders code y worse than z marginalized"
     )
     mine = by_position[by_position["variant"].isin(names) & (by_position["mean"] < 0)]
@@ -180,8 +184,8 @@ def additive_definitions(params: Params) -> str:
     if not parts:
         return ""
     return (
-        f"*Additive variants (dashed in the figures): {'; '.join(parts)} (the terms: "
-        f"[docs/method.md#reconstruction-terms](../docs/method.md#reconstruction-terms)).*"
+        f"*Additive variants (dashed in the figures): {'; '.join(parts)} "
+        "([terms](../docs/method.md#reconstruction-terms)).*"
     )
 
 
@@ -235,7 +239,7 @@ def findings_lines(
     excluded = int(tables[ADJUSTMENT_TABLE].query(f"metric == '{metrics[0]}'")["excluded"].sum())
     deltas = ", ".join(f"{NAMES[m]} {fmt(getattr(report.equivalence, m), 2)}" for m in metrics)
     method = (
-        f"*One rule ({METHOD_LINK}): each variant against {report.baseline_variant}, plus "
+        f"*One {RULE_LINK}: each variant against {report.baseline_variant}, plus "
         f"`report.pairs`; seed-paired differences of values adjusted to exactly C, jackknife "
         f"intervals, {excluded} runs more than 10% off C left out. ≈ when the "
         f"{1 - 2 * ALPHA:.0%} interval lies inside ±δ ({deltas}), else ▲/▼ when Holm over one "

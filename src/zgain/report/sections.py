@@ -323,18 +323,12 @@ def data_line(data: DataParams | PairsParams, n_test: float) -> str:
     )
 
 
-REPRODUCIBLE_LINK = (
-    "[docs/usage.md#what-is-and-is-not-reproducible]"
-    "(../docs/usage.md#what-is-and-is-not-reproducible)"
-)
-
-
 def one_base(params: Params) -> str:
     """What every interval and verdict is conditional on: the one base all runs start from."""
     return (
         f"Every run starts from one base (`base.seed` = {params.base.seed}): the intervals and "
         "verdicts are over CVAE seeds given that base; another base moves every run together "
-        f"({REPRODUCIBLE_LINK})."
+        "([why](../docs/usage.md#what-is-and-is-not-reproducible))."
     )
 
 
