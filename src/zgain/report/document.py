@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from zgain.core.io import atomic_dir, atomic_path, write_json
 from zgain.core.runs import Run, rate_label
 from zgain.cvae.terms import terms_used
-from zgain.params import Params
+from zgain.params import DataParams, Params
 from zgain.report.adjust import (
     ADJUSTED_METRICS,
     adjust_results,
@@ -42,6 +42,7 @@ from zgain.report.findings import (
     VERDICT_TABLE,
     findings_lines,
     half_width_section,
+    rerun_command,
     verdicts_section,
 )
 from zgain.report.frontier import (
@@ -217,6 +218,8 @@ def summary_markdown(
     findings = findings_lines(params, by_rate, headline, tables, tables[FRONTIER_TABLE], coverage)
     lines = [*title, *findings]
     lines += ["", "## Setup", "", *setup]
+    other = "world" if isinstance(params.data, DataParams) else "split of these pairs"
+    lines.append(f"- To rerun the study on another {other}: `{rerun_command(params.data)}`.")
     lines += mixed_devices_lines(all_runs(by_rate))
     if not coverage.complete:
         lines += ["", "## Left out for this data", ""]
