@@ -1,0 +1,69 @@
+"""The committed `reports/` as a reader meets it: intervals inside their metrics' ranges, a
+Findings section that fits one screen, and plots whose every series is its own line."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO_ROOT
+
+from zgain.report.bounds import metric_bounds
+
+REPORTS = REPO_ROOT / "reports"
+DVC_YAML = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())
+PARAMS = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
+LATENT_DIM = PARAMS["cvae"]["common"]["model"]["latent_dim"]
+INTERVAL_TABLES = sorted(
+    p
+    for p in (REPORTS / "tables").glob("*.csv")
+    if {"metric", "low", "high"} <= set(pd.read_csv(p, nrows=0).columns)
+)
+
+
+@pytest.mark.parametrize("path", INTERVAL_TABLES, ids=[p.name for p in INTERVAL_TABLES])
+def test_no_interval_leaves_its_metric_range(path) -> None:
+    table = pd.read_csv(path)
+    for row in table.itertuples(index=False):
+        low, high = metric_bounds(str(row.metric), LATENT_DIM)
+        for end in ("low", "high", "adjusted_low", "adjusted_high"):
+            value = getattr(row, end, math.nan)
+            if isinstance(value, float) and math.isfinite(value):
+                assert low <= value <= high, (path.name, row.variant, row.metric, end, value)
+
+
+def test_the_findings_fit_one_screen_and_hold_a_table() -> None:
+    summary = (REPORTS / "summary.md").read_text()
+    start = summary.index("## Findings")
+    findings = summary[start : summary.index("\n## ", start + 5)]
+    assert len(findings) <= 3000, len(findings)
+    assert "\n|---|" in findings
+    bullets = [line for line in summary.splitlines() if line.startswith("- ")]
+    assert max(map(len, bullets)) <= 600
+
+
+def test_every_plot_colours_one_line_per_series() -> None:
+    template = json.loads((REPO_ROOT / ".dvc" / "plots" / "series.json").read_text())
+    assert template["encoding"]["color"]["field"] == "series"
+    for entry in DVC_YAML["plots"]:
+        ((name, plot),) = entry.items()
+        assert plot["template"] == "series", name
+        ((path, column),) = plot["y"].items()
+        data = pd.read_csv(REPO_ROOT / path)
+        assert {"series", plot["x"], column} <= set(data.columns), name
+        assert data["series"].nunique() > 1, name
+        # one point per (series, x): a line per series, not a cloud
+        assert not data.duplicated(["series", plot["x"]]).any(), name
+
+
+def test_the_metric_labels_what_it_holds() -> None:
+    view = json.loads((REPORTS / "capture.json").read_text())
+    metrics = json.loads((REPORTS / "metrics.json").read_text())
+    assert view["headline_rate"] == metrics["headline_rate"]
+    for name, values in metrics["adjusted_to_C"].items():
+        assert view[name] == pytest.approx(values["capture"], abs=5e-5)
+    assert all(re.fullmatch(r"[a-z_0-9]+", key) for key in view)  # no `.`: exp show keeps them
