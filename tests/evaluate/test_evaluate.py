@@ -176,7 +176,10 @@ def test_metrics_json_recomputes_from_the_table(tiny_runs, variant, seed):
     assert f"kl_dim_{len(dims)}" not in metrics
     # Beside the metrics, what the run ran on (recorded, never a param).
     environment = metrics[ENVIRONMENT_KEY]
-    assert set(environment) == {"device", "dtype", "threads", "torch_version", "host", "worker"}
+    assert set(environment) == {
+        "device", "dtype", "threads", "torch_version", "host", "worker", "cpu_model", "cpu_isa"
+    }  # fmt: skip
+    assert environment["cpu_isa"].startswith("torch ") and ", numpy " in environment["cpu_isa"]
     assert environment["device"] == str(resolve_device(None))
     if not torch.cuda.is_available() and not torch.backends.mps.is_available():
         assert environment["device"] == "cpu"
