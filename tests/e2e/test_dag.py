@@ -173,12 +173,12 @@ def test_exp_run_on_one_variant_reruns_only_its_stages(repo: Path) -> None:
     shown = sh(repo, "dvc", "metrics", "show")
     assert max(len(line) for line in shown.splitlines()) <= 200, shown
     capture = json.loads((repo / "reports" / "capture.json").read_text())
-    assert list(capture) == ["token_mean", "token_share_cc"]
+    assert list(capture) == ["headline_rate", "oracle_info", "token_mean", "token_share_cc"]
 
 
 def test_summary_numbers_match_per_example_parquet(repo: Path) -> None:
     metrics = json.loads((repo / "reports" / "metrics.json").read_text())
-    assert set(metrics) == {"headline_rate", "oracle_info", "variants"}
+    assert set(metrics) == {"headline_rate", "oracle_info", "variants", "adjusted_to_C"}
     headline = metrics["headline_rate"]
     assert headline in [float(r) for r in RATES]
     for variant in ("token_mean", "token_share_cc"):
@@ -224,7 +224,7 @@ def test_adding_a_rate_reruns_each_group_once(repo: Path) -> None:
     summary = (repo / "reports" / "summary.md").read_text()
     assert "target rate C = 0.75" in summary
     # the README's view after a sweep: the capture view and the swept param, nothing elided
-    drop, keep = ["--drop", "Created|State|Executor|.*[./].*"], ["--keep", r"cvae\.rates"]
+    drop, keep = ["--drop", "Created|State|Executor|pairs|.*[./].*"], ["--keep", r"cvae\.rates"]
     view = ["dvc", "exp", "show", "--no-pager", *drop, *keep]
     shown = sh(repo, *view, env={"COLUMNS": "200"})
     assert "…" not in shown, shown

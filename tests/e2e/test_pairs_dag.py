@@ -79,7 +79,7 @@ def test_with_oracle_columns_capture_and_the_oracle_rows_return(with_oracle: Pat
     summary = (with_oracle / "reports" / "summary.md").read_text()
     left_out = summary.split(LEFT_OUT, 1)[1].split("\n## ", 1)[0]
     assert "need an oracle" not in left_out and "Strategy recovery beyond x" in left_out
-    assert "| oracle |" in summary and "the rate nearest the oracle's I*" in summary
+    assert "| oracle |" in summary and "the one nearest the oracle's mean I*" in summary
     metrics = json.loads((with_oracle / "reports" / "metrics.json").read_text())
     assert metrics["oracle_info"] > 0
     assert all(v["capture"] is not None for v in metrics["variants"].values())

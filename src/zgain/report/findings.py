@@ -109,6 +109,8 @@ def robust_sentence(verdicts: pd.DataFrame, headline: float, baseline: str, metr
     none), the count of each verdict, and whether any beats it at another rate."""
     ours = verdicts[(verdicts["b"] == baseline) & (verdicts["metric"] == metric)]
     at = ours[ours["rate"] == headline]
+    if at.empty:
+        return f"No variant besides {baseline} is listed: there is nothing to compare."
     counts = at["verdict"].value_counts()
     better = at[at["verdict"] == BETTER]["a"].tolist()
     elsewhere = ours[(ours["rate"] != headline) & (ours["verdict"] == BETTER)]
@@ -234,6 +236,7 @@ def findings_lines(
     results = by_rate[headline]
     verdicts = tables[VERDICT_TABLE]
     metrics = coverage.verdict_metrics
+    declared = not verdicts.empty
     report = params.report
     n_comparisons = len(verdicts) // max(len(by_rate) * len(metrics), 1)
     excluded = int(tables[ADJUSTMENT_TABLE].query(f"metric == '{metrics[0]}'")["excluded"].sum())
@@ -257,15 +260,19 @@ def findings_lines(
         [t for name, t in tables.items() if name.startswith(DECOMPOSITION_PREFIX)]
     )
     lines += ["", *([net] if net else [])]
-    lines += [
-        "",
-        f"*At C = {rate_label(headline)}: Δ = a − b with its {1 - ALPHA:.0%} interval; other "
-        f"rates: symbols ({NAMES[metrics[0]]}, {NAMES[metrics[1]]}). {LEGEND}.*",
-        "",
-        findings_table(
-            verdicts, tables[ADJUSTMENT_TABLE], headline, metrics, report.baseline_variant
-        ),
-    ]
+    lines += (
+        [
+            "",
+            f"*At C = {rate_label(headline)}: Δ = a − b with its {1 - ALPHA:.0%} interval; other "
+            f"rates: symbols ({NAMES[metrics[0]]}, {NAMES[metrics[1]]}). {LEGEND}.*",
+            "",
+            findings_table(
+                verdicts, tables[ADJUSTMENT_TABLE], headline, metrics, report.baseline_variant
+            ),
+        ]
+        if declared
+        else []
+    )
     additive = additive_definitions(params)
     if additive:
         lines += ["", additive]
@@ -327,6 +334,8 @@ def verdicts_section(
     """Tables `number`, `number + 1`: every declared comparison's verdict at every rate, one
     table per tested metric (the rule and family of the Findings; tables/verdicts.csv)."""
     rates = sorted(set(verdicts["rate"]))
+    if not rates:
+        return []
     lines = ["## Verdicts at every rate", ""]
     for offset, metric in enumerate(metrics):
         at = {rate: comparison_rows(verdicts, rate, metric) for rate in rates}
