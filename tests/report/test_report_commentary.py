@@ -13,7 +13,7 @@ import math
 
 import pandas as pd
 import pytest
-from report_fakes import BASELINE, ORACLE_INFO, WEIGHTS
+from report_fakes import ORACLE_INFO, WEIGHTS
 
 from zgain.report.commentary import (
     damage_sentences,
@@ -22,7 +22,7 @@ from zgain.report.commentary import (
     likelihood_variants,
     variant_rows,
 )
-from zgain.report.tables import DEFINITION, PAIRED_COLUMNS, SPLIT, TABLE_COLUMNS
+from zgain.report.tables import DEFINITION, SPLIT, TABLE_COLUMNS
 from zgain.report.tables import SEEDS as OVER_SEEDS
 
 NAN = math.nan
@@ -54,12 +54,6 @@ def decomposition(sum_marginal: dict | None = None) -> pd.DataFrame:
         cell("oracle", "z_information", ORACLE_INFO, kind=SPLIT),
         cell("oracle", "marginal_gain", 8.0, kind=SPLIT),
     )
-
-
-def paired(variant: str, *rows: tuple) -> pd.DataFrame:
-    """Rows (metric, mean, low, high, separated) of `variant` − BASELINE."""
-    records = [(variant, BASELINE, m, mean, low, high, 3, sep) for m, mean, low, high, sep in rows]
-    return pd.DataFrame(records, columns=PAIRED_COLUMNS)
 
 
 def test_fmt_rounds_to_the_given_decimals() -> None:

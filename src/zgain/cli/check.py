@@ -223,13 +223,46 @@ def reversed_verdicts(fresh: str | None, committed: str | None) -> list[str]:
     ]
 
 
+def tables_folder(reports: Path, repo: Path) -> str:
+    """The report's tables folder relative to the repository (how git names it)."""
+    return (reports / TABLES).resolve().relative_to(repo.resolve()).as_posix()
+
+
 def check_reports(reports: Path, repo: Path, revision: str = "HEAD") -> list[Verdict]:
     """Every verdict of every per-rate table present both fresh and at `revision`."""
     fresh = fresh_tables(reports)
     confidence = committed_confidence(repo, revision)
-    folder = (reports / TABLES).resolve().relative_to(repo.resolve()).as_posix()
-    committed = committed_tables(repo, folder, list(fresh), revision)
+    committed = committed_tables(repo, tables_folder(reports, repo), list(fresh), revision)
     return compare_tables(fresh, committed, confidence)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What an unchanged rerun would do, and whether a separated verdict reversed."""
+
+    threshold: int  # the PASS_LEVEL quantile of the count outside under an unchanged rerun
+    null_mean: float
+    dependence: bool  # whether the committed runs' correlation between metrics was used
+    reversed: list[str]
+
+    def passes(self, outside: int) -> bool:
+        return outside <= self.threshold and not self.reversed
+
+
+def calibrate(verdicts: list[Verdict], reports: Path, repo: Path, revision: str) -> Calibration:
+    """The exit rule's inputs: the simulated null of the count outside (with the committed
+    runs' dependence between metrics) and the separated verdicts that reversed."""
+    folder = tables_folder(reports, repo)
+    runs_text = committed_text(repo, f"{folder}/{RUNS_TABLE}", revision)
+    runs = pd.read_csv(io.StringIO(runs_text)) if runs_text else None
+    null = null_outside_counts(verdicts, runs, committed_confidence(repo, revision))
+    fresh = reports / TABLES / VERDICTS_TABLE
+    flipped = reversed_verdicts(
+        fresh.read_text() if fresh.is_file() else None,
+        committed_text(repo, f"{folder}/{VERDICTS_TABLE}", revision),
+    )
+    threshold = int(np.quantile(null, PASS_LEVEL, method="higher"))
+    return Calibration(threshold, float(null.mean()), runs is not None, flipped)
 
 
 def check(
@@ -256,27 +289,17 @@ def check(
     outside = [v for v in verdicts if not v.inside]
     for verdict in verdicts if verbose else outside:
         typer.echo(verdict.line())
-    folder = (reports / TABLES).resolve().relative_to(repo.resolve()).as_posix()
-    runs_text = committed_text(repo, f"{folder}/{RUNS_TABLE}", revision)
-    runs = pd.read_csv(io.StringIO(runs_text)) if runs_text else None
-    confidence = committed_confidence(repo, revision)
-    null = null_outside_counts(verdicts, runs, confidence)
-    threshold = int(np.quantile(null, PASS_LEVEL, method="higher"))
-    fresh_verdicts = reports / TABLES / VERDICTS_TABLE
-    flipped = reversed_verdicts(
-        fresh_verdicts.read_text() if fresh_verdicts.is_file() else None,
-        committed_text(repo, f"{folder}/{VERDICTS_TABLE}", revision),
-    )
-    for line in flipped:
+    rule = calibrate(verdicts, reports, repo, revision)
+    for line in rule.reversed:
         typer.echo(f"REVERSED: {line}")
     tables = len({v.table for v in verdicts})
-    dependence = "the committed runs' correlation" if runs is not None else "none (no runs.csv)"
+    dependence = "the committed runs' correlation" if rule.dependence else "none (no runs.csv)"
     typer.echo(
         f"{len(verdicts) - len(outside)} of {len(verdicts)} metrics ({tables} rates) lie inside "
-        f"the committed run's intervals ({revision}); an unchanged rerun puts up to {threshold} "
-        f"outside {PASS_LEVEL:.0%} of the time (mean {null.mean():.1f}; dependence between "
-        f"metrics: {dependence}); {len(flipped)} separated verdicts reversed "
-        "(docs/usage.md#what-is-and-is-not-reproducible)"
+        f"the committed run's intervals ({revision}); an unchanged rerun puts up to "
+        f"{rule.threshold} outside {PASS_LEVEL:.0%} of the time (mean {rule.null_mean:.1f}; "
+        f"dependence between metrics: {dependence}); {len(rule.reversed)} separated verdicts "
+        "reversed (docs/usage.md#what-is-and-is-not-reproducible)"
     )
-    if len(outside) > threshold or flipped:
+    if not rule.passes(len(outside)):
         raise typer.Exit(1)

@@ -28,12 +28,10 @@ from zgain.params.blocks import (
     CommonCVAEParams,
     CVAEConfig,
     CVAEParams,
-    EquivalenceParams,
     EvaluateParams,
     Params,
     PathParams,
     RateTargetParams,
-    ReportParams,
     ResolvedVariant,
     SurprisalParams,
     TransformerConfig,
@@ -42,6 +40,7 @@ from zgain.params.blocks import (
 )
 from zgain.params.data import DATA_SOURCES, DataParams, PairsOracle, PairsParams
 from zgain.params.fields import VARIANT_NAME
+from zgain.params.report import EquivalenceParams, ReportParams
 
 __all__ = [
     "DATA_SOURCES",

@@ -25,6 +25,7 @@ from zgain.params.fields import (
     raise_all,
     rule,
 )
+from zgain.params.report import ReportParams, report_errors
 
 
 class PathParams(Block):
@@ -315,25 +316,6 @@ class EvaluateParams(Block):
     seed: StrictInt
 
 
-class EquivalenceParams(Block):
-    """Margins δ of the verdict `equivalent within ±δ` (docs/method.md#verdicts), per metric."""
-
-    capture: PositiveFloat  # capture share (I^θ / I*)
-    z_information: PositiveFloat  # nats per sequence
-    marginal_gain: PositiveFloat  # nats per sequence
-
-
-class ReportParams(Block):
-    """Aggregation over seeds and the tables of `reports/`."""
-
-    confidence: OpenUnit  # level of the t-intervals over seeds (seeds are the replicates)
-    baseline_variant: StrictStr  # every variant is compared with this one, paired by seed
-    # comparisons a − b declared beside each variant against the baseline (never picked from
-    # the results: docs/method.md#verdicts)
-    pairs: list[tuple[StrictStr, StrictStr]] = []
-    equivalence: EquivalenceParams  # δ per metric; also the capture half-width aimed at
-
-
 class Params(Block):
     paths: PathParams
     data: Data
@@ -347,23 +329,7 @@ class Params(Block):
     def _consistent(self) -> Params:
         """Values whose valid range depends on another block: every problem, one line each."""
         errors = []
-        if self.report.baseline_variant not in self.cvae.variants:
-            known = ", ".join(self.cvae.variants)
-            errors.append(
-                fail(
-                    "report.baseline_variant",
-                    f"must name a variant in cvae.variants ({known})",
-                    self.report.baseline_variant,
-                )
-            )
-        for a, b in self.report.pairs:
-            for name in (a, b):
-                if name not in self.cvae.variants:
-                    known = ", ".join(self.cvae.variants)
-                    text = f"must name variants in cvae.variants ({known})"
-                    errors.append(fail("report.pairs", text, [a, b]))
-            if a == b:
-                errors.append(fail("report.pairs", "must compare two different variants", [a, b]))
+        errors += report_errors(self.report, self.cvae.variants)
         if isinstance(self.data, DataParams):
             errors += self._fit_synthetic(self.data)
         else:

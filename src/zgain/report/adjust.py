@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from zgain.evaluate.schema import KL_TARGET_KEY
-from zgain.report.frontier import RATE_TOLERANCE, TOLERANCE_SLACK
+from zgain.report.frontier import outside_tolerance
 from zgain.report.loading import EvalResults
 from zgain.report.statistics import Interval, finite_mean, t_quantile
 from zgain.report.tables import SEEDS
@@ -85,9 +85,9 @@ class Adjusted:
     values: Mapping[tuple[str, float, str], np.ndarray]
     slopes: Mapping[tuple[str, float, str], float]
     adjusted: bool  # False with one target rate: values are the raw ones
-    raw: Mapping[tuple[str, float, str], np.ndarray] = field(default_factory=dict)
-    kls: Mapping[tuple[str, float], np.ndarray] = field(default_factory=dict)
-    excluded: Mapping[tuple[str, float], np.ndarray] = field(default_factory=dict)
+    raw: Mapping[tuple[str, float, str], np.ndarray]
+    kls: Mapping[tuple[str, float], np.ndarray]
+    excluded: Mapping[tuple[str, float], np.ndarray]
 
     def of(self, variant: str, rate: float, metric: str) -> np.ndarray:
         return self.values[(variant, rate, metric)]
@@ -107,14 +107,6 @@ def _drop(values: np.ndarray, index: int) -> np.ndarray:
     out = np.asarray(values, dtype=np.float64).copy()
     out[index] = math.nan
     return out
-
-
-def off_target(kls: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """(n,) True where a run's achieved KL is more than RATE_TOLERANCE from its target (a run
-    without a target, under a fixed β schedule, is never off)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        error = np.abs(np.asarray(kls, dtype=np.float64) / np.asarray(targets, np.float64) - 1.0)
-    return np.isfinite(error) & (error > RATE_TOLERANCE + TOLERANCE_SLACK)
 
 
 def _adjust(
@@ -150,7 +142,7 @@ def adjust_results(
             kl = by_rate[rate].values(variant, "kl")
             off = np.zeros(kl.shape, bool)
             if exclude_off_target and KL_TARGET_KEY in by_rate[rate].runs:
-                off = off_target(kl, by_rate[rate].values(variant, KL_TARGET_KEY))
+                off = outside_tolerance(kl, by_rate[rate].values(variant, KL_TARGET_KEY))
             excluded[(variant, rate)] = off
             kls[(variant, rate)] = np.where(off, math.nan, kl)
             for metric in metrics:

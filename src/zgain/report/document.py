@@ -35,10 +35,11 @@ from zgain.report.commentary import (
 from zgain.report.controller import ControllerEnd, beta_bounds
 from zgain.report.coverage import Coverage
 from zgain.report.devices import mixed_devices_lines
-from zgain.report.figures import build_figures, save_png
+from zgain.report.figures import build_figures, save_png, top_group
 from zgain.report.findings import (
     ADJUSTMENT_TABLE,
     HALF_WIDTH_TABLE,
+    POSITION_TABLE,
     VERDICT_TABLE,
     findings_lines,
     half_width_section,
@@ -80,6 +81,7 @@ from zgain.report.tables import (
     SEED_TABLES,
     SEEDS,
     TableSpec,
+    decomposition_name,
     information_by_position,
     information_by_position_plot,
     information_by_strategy,
@@ -91,7 +93,7 @@ SUMMARY_FILE = "summary.md"
 METRICS_FILE = "metrics.json"
 CAPTURE_FILE = "capture.json"  # the DVC metric (capture_view of metrics.json)
 TABLES_DIR, PLOTS_DIR = "tables", "plots"
-PAIRED_TABLE, POSITION_TABLE, RUNS_TABLE = "paired", "information_by_position", "runs"
+RUNS_TABLE = "runs"
 STRATEGY_TABLE = "information_by_strategy"
 FRONTIER_TABLE, TWIN_TABLE = "frontier", "equal_rate_twins"
 INTEGER_METRICS = frozenset({"iw_samples", "latent_dim"})
@@ -147,10 +149,6 @@ def glossary_names() -> list[str]:
     }
     named |= {*PAIRED_MEASURES, *FIGURE_METRICS, "revealed_token_share", "net_gain"}
     return [name for name in GLOSSARY if name in named]
-
-
-def decomposition_name(rate: float) -> str:
-    return f"{DECOMPOSITION.name}_rate{rate_label(rate)}"
 
 
 def rate_sections(
@@ -357,7 +355,7 @@ def build_report(
         None if coverage.complete else coverage.panels(),
         oracle=coverage.oracle,
         additive=[v for v, w in weights.items() if len(terms_used(w)) > 1],
-        top=top_group(tables[ADJUSTMENT_TABLE], headline, coverage.rank_metric, report),
+        top=top_group(tables[ADJUSTMENT_TABLE], headline, coverage.rank_metric, report.equivalence),
     )
     return Report(
         tables=tables,
@@ -366,20 +364,6 @@ def build_report(
         metrics=metrics_summary(results, headline, tables[ADJUSTMENT_TABLE]),
         summary=summary_markdown(params, by_rate, headline, tables, list(figures), coverage),
     )
-
-
-TOP_BAND = 3  # the top group: within this many equivalence margins δ of the best
-
-
-def top_group(adjustment: pd.DataFrame, headline: float, metric: str, report) -> list[str]:
-    """The variants whose adjusted headline `metric` lies within TOP_BAND·δ of the best one's,
-    in params order: the zoomed frontier's group (a view, not a claim; the verdicts decide)."""
-    at = adjustment[(adjustment["rate"] == headline) & (adjustment["metric"] == metric)]
-    at = at[at["mean"].notna()]
-    if at.empty:
-        return []
-    band = TOP_BAND * getattr(report.equivalence, metric)
-    return at[at["mean"] >= at["mean"].max() - band]["variant"].tolist()
 
 
 def write_csv(table: pd.DataFrame, path: Path) -> None:

@@ -19,7 +19,7 @@ from zgain.report.coverage import Coverage
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import markdown_table
 from zgain.report.sections import caption, listing, one_base
-from zgain.report.tables import ORACLE, SEEDS
+from zgain.report.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
 from zgain.report.verdicts import (
     ALPHA,
     BETTER,
@@ -31,16 +31,13 @@ from zgain.report.verdicts import (
 
 VERDICT_TABLE, HALF_WIDTH_TABLE, ADJUSTMENT_TABLE = "verdicts", "half_widths", "adjustment"
 POSITION_TABLE = "information_by_position"
-DECOMPOSITION_PREFIX = "decomposition_rate"
 POSITION_FIGURE = "figures/information_by_position.png"
-METHOD_LINK = "[docs/method.md#verdicts](../docs/method.md#verdicts)"
 RULE_LINK = "[rule](../docs/method.md#verdicts)"
-FRONTIER_FIGURE = "figures/frontier.png"
 NAMES = {"capture": "capture", "z_information": "I^θ", "marginal_gain": "G^marg"}
-VERBS = {
-    "capture": ("captures more than", "captures less than"),
-    "z_information": ("carries more z-information than", "carries less z-information than"),
-    "marginal_gain": ("keeps a higher G^marg than", "keeps a lower G^marg than"),
+MORE = {
+    "capture": "captures more than",
+    "z_information": "carries more z-information than",
+    "marginal_gain": "keeps a higher G^marg than",
 }
 ANOTHER_NOISE = 0.05  # the rerun example's noise when this world has none
 OTHER_PRIOR = {"uniform": "x_dependent", "x_dependent": "uniform"}
@@ -120,9 +117,9 @@ def robust_sentence(verdicts: pd.DataFrame, headline: float, baseline: str, metr
         f"±{fmt(float(at['delta'].iloc[0]), 2)}, {counts.get(UNDETERMINED, 0)} undetermined"
     )
     if better:
-        head = f"At C = {rate_label(headline)}, {', '.join(better)} {VERBS[metric][0]} {baseline}"
+        head = f"At C = {rate_label(headline)}, {', '.join(better)} {MORE[metric]} {baseline}"
     else:
-        head = f"At C = {rate_label(headline)} no variant {VERBS[metric][0]} {baseline}"
+        head = f"At C = {rate_label(headline)} no variant {MORE[metric]} {baseline}"
     other = (
         "nor does any at another rate"
         if elsewhere.empty

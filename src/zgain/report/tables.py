@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from zgain.core.runs import rate_label
 from zgain.report.bounds import RATIO_DENOMINATORS, clip_to_bounds
 from zgain.report.loading import SPLIT_KEYS, EvalResults
 from zgain.report.statistics import Interval, t_interval
@@ -30,8 +31,6 @@ BASE, ORACLE = "base", "oracle"
 TABLE_COLUMNS = ["variant", "metric", "mean", "low", "high", "n", "kind", "source"]
 LATENT_DIM = "latent_dim"  # source of the active-units cap: cvae.common.model.latent_dim
 PAIRED_MEASURES = ("marginal_gain", "z_information", "gross_gain", "capture")
-PAIRED_COLUMNS = ["variant", "baseline", "metric", "mean", "low", "high", "n", "separated"]
-"""Seed means written to reports/metrics.json for `dvc metrics show`."""
 
 
 @dataclass(frozen=True)
@@ -215,6 +214,14 @@ SEED_TABLES: tuple[TableSpec, ...] = (
     DIAGNOSTICS,
 )
 """The summary's tables over seeds, in report order."""
+
+
+DECOMPOSITION_PREFIX = f"{DECOMPOSITION.name}_rate"
+"""The per-rate decomposition tables are named DECOMPOSITION_PREFIX + the rate's label."""
+
+
+def decomposition_name(rate: float) -> str:
+    return f"{DECOMPOSITION_PREFIX}{rate_label(rate)}"
 
 
 def cell(label: str, metric: str, stats: Interval, kind: str, source: str) -> dict:

@@ -82,11 +82,7 @@ def paired_p(diffs: np.ndarray) -> float:
     d = d[np.isfinite(d)]
     if d.size < 2:
         return math.nan
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
-    if sd == 0.0:
-        return 0.0 if mean != 0.0 else 1.0
-    statistic = mean / (sd / math.sqrt(d.size))
-    return float(2.0 * student_t.sf(abs(statistic), df=d.size - 1))
+    return _p_value(float(d.mean()), float(d.std(ddof=1)) / math.sqrt(d.size), int(d.size))
 
 
 def half_width(sd: float, n: int, level: float) -> float:
