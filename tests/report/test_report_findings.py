@@ -49,6 +49,7 @@ def test_the_findings_fit_one_screen_with_the_verdict_table(reports: Path) -> No
     # token_sum's seed 2 is 20% off its target: left out, so 2 replicates and no verdict
     row = next(line for line in text.splitlines() if line.startswith("| token_sum | "))
     assert row.count("?") == 4
+    assert "n′" not in text  # replicates needed: in the verdict tables below, not here
     assert "Net gain (gross − KL) is negative in" in text
     assert "| token_sum − example_inverse |" in text  # the declared pair keeps both names
     verdicts = pd.read_csv(reports / "tables" / "verdicts.csv")

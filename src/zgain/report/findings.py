@@ -1,9 +1,10 @@
 """The summary's opening `## Findings`, generated from the verdicts (docs/method.md#verdicts).
 
-One screen: the world and base the findings hold on, the rule, one or two sentences of what
-holds robustly, the verdict table of the headline rate (with the other rates' verdicts as
-symbols), the sign of the net gain, and negative z-information in one sentence. Every number
-comes from a table; the verdicts at every rate with their intervals follow in their own section.
+One screen: a sentence of what holds robustly (with the sign of the net gain), the verdict
+table of the headline rate (the other rates' verdicts as symbols), then the rule, the world and
+base the findings hold on, the additive variants and negative z-information in a line each.
+Every number comes from a table; the verdicts at every rate, with their intervals and the
+replicates a verdict would need, follow in their own section.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from zgain.report.verdicts import (
 VERDICT_TABLE, HALF_WIDTH_TABLE, ADJUSTMENT_TABLE = "verdicts", "half_widths", "adjustment"
 POSITION_TABLE = "information_by_position"
 POSITION_FIGURE = "figures/information_by_position.png"
-RULE_LINK = "[rule](../docs/method.md#verdicts)"
+RULE_LINK = "[Rule](../docs/method.md#verdicts)"
 NAMES = {"capture": "capture", "z_information": "I^θ", "marginal_gain": "G^marg"}
 MORE = {
     "capture": "captures more than",
@@ -53,10 +54,9 @@ def world_sentence(data: DataParams | PairsParams, n_test: float) -> str:
         )
     return (
         f"These findings hold on one synthetic world: K = {len(data.transforms)} strategies "
-        f"({', '.join(data.transforms)}), the `{data.prior}` prior p(s | x) (temperature "
-        f"{data.prior_temperature:g}), noise ε = {data.noise:g}, V = {data.vocab_size} content "
-        f"tokens, x length {data.length_min}–{data.length_max}; N = {fmt(n_test, 0)} test "
-        "examples."
+        f"({', '.join(data.transforms)}), `{data.prior}` prior (temperature "
+        f"{data.prior_temperature:g}), noise {data.noise:g}, V = {data.vocab_size}, x length "
+        f"{data.length_min}–{data.length_max}, N = {fmt(n_test, 0)} test examples."
     )
 
 
@@ -74,13 +74,11 @@ def rerun_command(data: DataParams | PairsParams) -> str:
 
 
 SYMBOL = {BETTER: "▲", WORSE: "▼", EQUIVALENT: "≈", UNDETERMINED: "?"}
-LEGEND = (
-    "▲ better, ▼ worse, ≈ equivalent within ±δ (its 90% interval), ? undetermined (n′: "
-    "replicates for 80% power)"
-)
+LEGEND = "▲ better ▼ worse ≈ equivalent (90% interval) ? undetermined"
+NEEDED = "n′: replicates for 80% power"
 
 
-def verdict_cell(row: Mapping, *, interval: bool = True) -> str:
+def verdict_cell(row: Mapping, *, interval: bool = True, needed: bool = True) -> str:
     """`Δ [low, high] symbol` of one verdict row (`n′=k` beside an undetermined one)."""
     text = fmt(row["mean_diff"], signed=True)
     if row["verdict"] == EQUIVALENT and pd.notna(row["tost_low"]):
@@ -90,7 +88,7 @@ def verdict_cell(row: Mapping, *, interval: bool = True) -> str:
     if interval and pd.notna(row["low"]):
         text += f" [{fmt(row['low'], signed=True)}, {fmt(row['high'], signed=True)}]"
     text += f" {SYMBOL[row['verdict']]}"
-    if row["verdict"] == UNDETERMINED and row["replicates_needed"]:
+    if needed and row["verdict"] == UNDETERMINED and row["replicates_needed"]:
         text += f" n′{'' if str(row['replicates_needed']).startswith('>') else '='}"
         text += str(row["replicates_needed"]).replace(" ", "")
     return text
@@ -157,8 +155,8 @@ def negative_information(
     every = len(found) == frontier["rate"].nunique()
     rates = "every rate" if every else "C = " + ", ".join(rate_label(r) for r in found)
     text = (
-        f"{listing(names)} {'has' if len(names) == 1 else 'have'} negative I^θ ({rates}): "
-        "the posterior z makes their decoders code y worse than z marginalized"
+        f"{listing(names)} {'has' if len(names) == 1 else 'have'} negative I^θ ({rates}): the "
+        "posterior z makes the decoder worse"
     )
     mine = by_position[by_position["variant"].isin(names) & (by_position["mean"] < 0)]
     if not mine.empty and token_oracle:
@@ -166,8 +164,8 @@ def negative_information(
         oracle = by_position[(by_position["variant"] == ORACLE)]
         oracle = oracle[oracle["position"].isin(positions)]["mean"]
         text += (
-            f", at C = {rate_label(headline)} on positions t = {min(positions)}–{max(positions)}, "
-            f"where i*_t ≤ {fmt(float(oracle.max()))}"
+            f" on t = {min(positions)}–{max(positions)} (C = {rate_label(headline)}), where "
+            f"i*_t ≤ {fmt(float(oracle.max()))}"
         )
     return text + f" ([figure]({POSITION_FIGURE}))."
 
@@ -183,7 +181,7 @@ def additive_definitions(params: Params) -> str:
     if not parts:
         return ""
     return (
-        f"*Additive variants (dashed in the figures): {'; '.join(parts)} "
+        f"*Additive (dashed in figures): {'; '.join(parts)} "
         "([terms](../docs/method.md#reconstruction-terms)).*"
     )
 
@@ -213,7 +211,7 @@ def findings_table(
     rows = []
     for a, b in here[first].index:
         cells = [a if b == baseline else f"{a} − {b}", fmt(value.get(a, float("nan")))]
-        cells += [verdict_cell(here[m].loc[(a, b)]) for m in metrics]
+        cells += [verdict_cell(here[m].loc[(a, b)], needed=False) for m in metrics]
         for rate in others:
             at = [comparison_rows(verdicts, rate, m) for m in metrics]
             cells.append("".join(SYMBOL[t.loc[(a, b), "verdict"]] for t in at))
@@ -229,56 +227,63 @@ def findings_lines(
     frontier: pd.DataFrame,
     coverage: Coverage,
 ) -> list[str]:
-    """The `## Findings` section (without the blank line before it)."""
+    """The `## Findings` section (without the blank line before it): what holds, then the
+    verdict table, then what it holds on and by which rule, in that order."""
     results = by_rate[headline]
     verdicts = tables[VERDICT_TABLE]
     metrics = coverage.verdict_metrics
-    declared = not verdicts.empty
     report = params.report
-    n_comparisons = len(verdicts) // max(len(by_rate) * len(metrics), 1)
-    excluded = int(tables[ADJUSTMENT_TABLE].query(f"metric == '{metrics[0]}'")["excluded"].sum())
-    deltas = ", ".join(f"{NAMES[m]} {fmt(getattr(report.equivalence, m), 2)}" for m in metrics)
-    method = (
-        f"*One {RULE_LINK}: each variant against {report.baseline_variant}, plus "
-        f"`report.pairs`; seed-paired differences of values adjusted to exactly C, jackknife "
-        f"intervals, {excluded} runs more than 10% off C left out. ≈ when the "
-        f"{1 - 2 * ALPHA:.0%} interval lies inside ±δ ({deltas}), else ▲/▼ when Holm over one "
-        f"rate × metric ({n_comparisons} comparisons) rejects at {ALPHA:.0%}.*"
-    )
-    lines = ["## Findings", "", world_sentence(params.data, results.split_value("n_examples"))]
-    lines += [one_base(params), "", method, ""]
+    lines = ["## Findings", ""]
     if len(results.seeds) < MIN_SEEDS:
         lines.append(
             f"With {len(results.seeds)} seed{'s' if len(results.seeds) != 1 else ''} every "
             f"verdict is undetermined: a verdict needs at least {MIN_SEEDS} replicates."
         )
-    lines.append(robust_sentence(verdicts, headline, report.baseline_variant, metrics[0]))
+    held = robust_sentence(verdicts, headline, report.baseline_variant, metrics[0])
     net = net_gain_sentence(
         [t for name, t in tables.items() if name.startswith(DECOMPOSITION_PREFIX)]
     )
-    lines += ["", *([net] if net else [])]
-    lines += (
-        [
-            "",
-            f"*At C = {rate_label(headline)}: Δ = a − b with its {1 - ALPHA:.0%} interval; other "
-            f"rates: symbols ({NAMES[metrics[0]]}, {NAMES[metrics[1]]}). {LEGEND}.*",
+    lines += [f"{held} {net}".strip()]
+    if not verdicts.empty:
+        lines += [
             "",
             findings_table(
                 verdicts, tables[ADJUSTMENT_TABLE], headline, metrics, report.baseline_variant
             ),
+            "",
+            f"*Δ = a − b at C = {rate_label(headline)} ({1 - ALPHA:.0%} interval); other rates as "
+            f"symbols ({NAMES[metrics[0]]}, {NAMES[metrics[1]]}). {LEGEND}.*",
         ]
-        if declared
-        else []
-    )
-    additive = additive_definitions(params)
-    if additive:
-        lines += ["", additive]
-    negative = negative_information(
-        frontier, tables[POSITION_TABLE], headline, coverage.token_oracle
-    )
-    if negative:
-        lines += ["", negative]
+    lines += ["", rule_sentence(tables, verdicts, metrics, params, len(by_rate))]
+    scope = world_sentence(params.data, results.split_value("n_examples"))
+    lines += ["", f"{scope} {one_base(params)}"]
+    for extra in (
+        additive_definitions(params),
+        negative_information(frontier, tables[POSITION_TABLE], headline, coverage.token_oracle),
+    ):
+        if extra:
+            lines += ["", extra]
     return lines
+
+
+def rule_sentence(
+    tables: Mapping[str, pd.DataFrame],
+    verdicts: pd.DataFrame,
+    metrics: Sequence[str],
+    params: Params,
+    n_rates: int,
+) -> str:
+    """The rule in one line: the comparisons, the values, the runs left out, the family."""
+    report = params.report
+    n_comparisons = len(verdicts) // max(n_rates * len(metrics), 1)
+    excluded = int(tables[ADJUSTMENT_TABLE].query(f"metric == '{metrics[0]}'")["excluded"].sum())
+    deltas = ", ".join(f"{NAMES[m]} {fmt(getattr(report.equivalence, m), 2)}" for m in metrics)
+    return (
+        f"*{RULE_LINK}: each variant − {report.baseline_variant} (and `report.pairs`) at exactly "
+        f"C, jackknife intervals, {excluded} runs >10% off C left out; ≈ if the "
+        f"{1 - 2 * ALPHA:.0%} interval is inside ±δ ({deltas}), else ▲/▼ if Holm over "
+        f"{n_comparisons} comparisons rejects at {ALPHA:.0%}.*"
+    )
 
 
 def half_width_section(
@@ -343,7 +348,7 @@ def verdicts_section(
         ]
         title = f"Δ {NAMES[metric]} (a − b) at each target rate"
         note = (
-            f"Rule of the Findings; {LEGEND}. Intervals: {1 - ALPHA:.0%}, jackknife over seeds. "
+            f"Rule of the Findings; {LEGEND} ({NEEDED}). Intervals: {1 - ALPHA:.0%}, jackknife. "
             "The 90% TOST interval, p and Holm p of each cell are in tables/verdicts.csv."
             if offset == 0
             else f"As Table {number}."

@@ -327,7 +327,7 @@ def one_base(params: Params) -> str:
     """What every interval and verdict is conditional on: the one base all runs start from."""
     return (
         f"Every run starts from one base (`base.seed` = {params.base.seed}): the intervals and "
-        "verdicts are over CVAE seeds given that base; another base moves every run together "
+        "verdicts are over CVAE seeds given that base "
         "([why](../docs/usage.md#what-is-and-is-not-reproducible))."
     )
 
