@@ -19,9 +19,7 @@ def json_number(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def metrics_summary(
-    results: EvalResults, headline_rate: float, adjustment: pd.DataFrame | None = None
-) -> dict:
+def metrics_summary(results: EvalResults, headline_rate: float, adjustment: pd.DataFrame) -> dict:
     """reports/metrics.json: {"headline_rate": C, "oracle_info": I*, "variants": {name:
     {metric: raw seed mean}}, "adjusted_to_C": {name: {metric: adjusted mean}}}.
 
@@ -35,10 +33,8 @@ def metrics_summary(
         for variant in results.variants
     }
     adjusted: dict[str, dict[str, float | None]] = {}
-    if adjustment is not None:
-        at = adjustment[adjustment["rate"] == headline_rate]
-        for row in at.itertuples(index=False):
-            adjusted.setdefault(row.variant, {})[row.metric] = json_number(float(row.mean))
+    for row in adjustment[adjustment["rate"] == headline_rate].itertuples(index=False):
+        adjusted.setdefault(row.variant, {})[row.metric] = json_number(float(row.mean))
     return {
         "headline_rate": headline_rate,
         "oracle_info": json_number(results.split_value("oracle_info")),
@@ -51,15 +47,15 @@ def capture_view(metrics: dict) -> dict:
     """reports/capture.json, the one file `dvc metrics show` / `dvc exp show` read: the headline
     rate C, the oracle's I*, and each variant's capture adjusted to exactly KL = C (the value
     the Findings quote; the raw seed means are in metrics.json), keyed by the variant's name
-    and rounded to CAPTURE_DIGITS so that the view of 11 variants fits 200 columns. Without an
-    adjusted capture (no oracle) a variant's entry is its raw seed-mean capture."""
-    adjusted = metrics.get("adjusted_to_C", {})
+    and rounded to CAPTURE_DIGITS so that the view of 11 variants fits 200 columns; null where
+    it is undefined (no oracle, or every run of the cell off its target)."""
+    adjusted = metrics["adjusted_to_C"]
     view: dict[str, float | None] = {
         "headline_rate": metrics["headline_rate"],
         "oracle_info": rounded(metrics["oracle_info"]),
     }
-    for name, values in metrics["variants"].items():
-        view[name] = rounded(adjusted.get(name, {}).get("capture", values["capture"]))
+    for name in metrics["variants"]:
+        view[name] = rounded(adjusted.get(name, {}).get("capture"))
     return view
 
 

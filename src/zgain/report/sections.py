@@ -21,6 +21,7 @@ from zgain.report.loading import EvalResults
 from zgain.report.markdown import markdown_table
 from zgain.report.statistics import method_label
 from zgain.report.tables import SEEDS, TableSpec
+from zgain.report.verdicts import BETTER, EQUIVALENT, WORSE
 
 RATE_CHECK_TABLE = "rate_check"
 FIGURES_DIR = "figures"
@@ -171,8 +172,8 @@ def twin_conclusion(pair: tuple[str, str], verdicts: pd.DataFrame | None) -> str
     if ours.empty:
         return "No verdict on this pair: it is not a declared comparison."
     counts = ours["verdict"].value_counts()
-    separated = ours[ours["verdict"].isin(["better", "worse"])]
-    if counts.get("equivalent", 0) == len(ours):
+    separated = ours[ours["verdict"].isin([BETTER, WORSE])]
+    if counts.get(EQUIVALENT, 0) == len(ours):
         return (
             f"By the verdicts, {first} and {second} are equivalent within ±δ at every rate on "
             "every tested metric: at equal rate they coincide, as a pure rescaling (it only "
@@ -188,7 +189,7 @@ def twin_conclusion(pair: tuple[str, str], verdicts: pd.DataFrame | None) -> str
             "first)."
         )
     return (
-        f"By the verdicts, {counts.get('equivalent', 0)} of {len(ours)} (rate, metric) cells are "
+        f"By the verdicts, {counts.get(EQUIVALENT, 0)} of {len(ours)} (rate, metric) cells are "
         "equivalent within ±δ and none separates; the rest are undetermined (replicates needed "
         "in tables/verdicts.csv)."
     )

@@ -29,8 +29,6 @@ from zgain.report.sweep.tables import (
 from zgain.report.verdicts import ALPHA, classify, holm, paired_p
 
 DEFAULT = "null (common value)"
-DEFAULT_MARGINS = {"capture": 0.05, "marginal_gain": 0.02}
-"""δ per tested metric when the caller passes none (params.yaml's report.equivalence)."""
 """How a param whose value is null (a variant using cvae.common's value) is shown."""
 
 
@@ -172,7 +170,7 @@ def compare(
                 "tost_low",
                 "tost_high",
             ],
-        ).pipe(with_verdicts, margins or DEFAULT_MARGINS),  # fmt: skip
+        ).pipe(with_verdicts, margins or {}),  # fmt: skip
     )
 
 
