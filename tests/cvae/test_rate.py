@@ -6,12 +6,19 @@ import math
 
 import pytest
 
-from zgain.cvae.rate import FixedSchedule, RateTarget, make_schedule, warmup_factor
+from zgain.cvae.rate import (
+    LOG_RATIO_FLOOR,
+    FixedSchedule,
+    RateTarget,
+    make_schedule,
+    warmup_factor,
+)
 from zgain.params import RateTargetParams
 
 SETTINGS = RateTargetParams(
-    eta=0.1, ema=0.5, beta_init=0.2, beta_min=0.01, beta_max=4.0, warmup_steps=0
+    rule="difference", eta=0.1, ema=0.5, beta_init=0.2, beta_min=0.01, beta_max=4.0, warmup_steps=0
 )
+LOG_RATIO = SETTINGS.model_copy(update={"rule": "log_ratio"})
 
 
 def test_warmup_ramps_beta_and_holds_the_multiplier() -> None:
@@ -33,6 +40,33 @@ def test_dual_ascent_step_matches_the_formula() -> None:
     assert control.state() == {"kl_target": 1.0, "kl_ema": 2.0}
 
 
+def test_log_ratio_step_matches_the_formula() -> None:
+    control = RateTarget(target=0.5, beta_init=0.2, settings=LOG_RATIO, warmup_steps=0)
+    control.observe(0, 2.0)  # KL_ema = 2 = 4·C: log β rises by η·log 4
+    assert control.beta(1) == pytest.approx(0.2 * 4.0**0.1)
+    control.observe(1, 0.0)  # KL_ema = 1 = 2·C
+    assert control.beta(2) == pytest.approx(0.2 * 4.0**0.1 * 2.0**0.1)
+
+
+def test_log_ratio_moves_beta_alike_for_the_same_relative_miss_at_every_rate() -> None:
+    """The scale-free rule: 2·C moves β by the same factor at C = 0.25 and at C = 2; the
+    difference rule moves it 8 times more (in log β) at C = 2."""
+    steps = {}
+    for settings in (SETTINGS, LOG_RATIO):
+        for target in (0.25, 2.0):
+            control = RateTarget(target=target, beta_init=0.2, settings=settings, warmup_steps=0)
+            control.observe(0, 2 * target)
+            steps[settings.rule, target] = math.log(control.beta(1) / 0.2)
+    assert steps["log_ratio", 0.25] == pytest.approx(steps["log_ratio", 2.0])
+    assert steps["difference", 2.0] == pytest.approx(8 * steps["difference", 0.25])
+
+
+def test_log_ratio_reads_a_zero_rate_at_its_floor() -> None:
+    control = RateTarget(target=1.0, beta_init=0.2, settings=LOG_RATIO, warmup_steps=0)
+    control.observe(0, 0.0)
+    assert control.beta(1) == pytest.approx(0.2 * LOG_RATIO_FLOOR**0.1)
+
+
 def test_beta_is_clamped_to_its_bounds() -> None:
     control = RateTarget(target=1.0, beta_init=0.2, settings=SETTINGS, warmup_steps=0)
     for step in range(200):
@@ -43,9 +77,10 @@ def test_beta_is_clamped_to_its_bounds() -> None:
     assert control.beta(600) == pytest.approx(SETTINGS.beta_min)
 
 
-def test_a_linear_kl_response_converges_to_the_target() -> None:
+@pytest.mark.parametrize("settings", [SETTINGS, LOG_RATIO], ids=["difference", "log_ratio"])
+def test_a_linear_kl_response_converges_to_the_target(settings: RateTargetParams) -> None:
     """Against a plant whose KL falls as β rises (KL = 2/β), β settles where KL = C."""
-    control = RateTarget(target=0.5, beta_init=1.0, settings=SETTINGS, warmup_steps=0)
+    control = RateTarget(target=0.5, beta_init=1.0, settings=settings, warmup_steps=0)
     for step in range(2000):
         control.observe(step, 2.0 / control.beta(step))
     assert 2.0 / control.beta(2000) == pytest.approx(0.5, rel=1e-3)
@@ -85,9 +120,10 @@ def test_the_rate_target_ramps_over_its_own_warmup_not_the_linear_schedules(
     common = parse_params(default_params_raw).cvae.common
     assert common.warmup_steps > 0 and common.rate_target.warmup_steps == 0
     control = make_schedule(common, 0.01, 1.0)
+    excess = 2.0 if common.rate_target.rule == "difference" else math.log(3.0)
     assert control.beta(0) == pytest.approx(0.01)
-    control.observe(0, 3.0)  # acted on at once: log β rises by η·(3 − 1)
-    assert control.beta(1) == pytest.approx(0.01 * math.exp(common.rate_target.eta * 2.0))
+    control.observe(0, 3.0)  # acted on at once: log β rises by η·excess(3, C = 1)
+    assert control.beta(1) == pytest.approx(0.01 * math.exp(common.rate_target.eta * excess))
     ramped = common.model_copy(
         update={"rate_target": common.rate_target.model_copy(update={"warmup_steps": 10})}
     )

@@ -43,6 +43,7 @@ EXPECTED_FILES = {
             "adjustment",
             "verdicts",
             "half_widths",
+            "plateau",
         )
     ),
     "plots/frontier.csv",
@@ -53,6 +54,7 @@ EXPECTED_FILES = {
     "figures/forest.png",
     "figures/gain_decomposition.png",
     "figures/information_by_position.png",
+    "figures/learning_curves.png",
 }
 
 

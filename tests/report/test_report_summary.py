@@ -73,7 +73,7 @@ def test_every_caption_labels_the_method(summary: str) -> None:
     assert sum(c.startswith("*Table") for c in found) == 12
     numbers = [int(re.match(r"\*Table (\d+)\.", c).group(1)) for c in found if c[1] == "T"]
     assert numbers == list(range(1, 13))
-    assert sum(c.startswith("*Figure") for c in found) == 5
+    assert sum(c.startswith("*Figure") for c in found) == 6
     for line in found:
         assert "mean over 3 seeds, 95% t-interval" in line or "3 seeds per variant" in line, line
 
@@ -81,7 +81,7 @@ def test_every_caption_labels_the_method(summary: str) -> None:
 def test_one_seed_has_no_interval_and_says_so(one_seed: Path) -> None:
     text = (one_seed / "summary.md").read_text()
     found = captions(text)
-    assert len(found) == 17  # 12 tables, 5 figures
+    assert len(found) == 18  # 12 tables, 6 figures
     for line in found:
         assert "no interval" in line, line
     assert "One seed" in section(text, "Setup")

@@ -79,6 +79,11 @@ def warmup_factor(step: int, warmup_steps: int) -> float:
     return 1.0 if warmup_steps == 0 else min(1.0, step / warmup_steps)
 
 
+LOG_RATIO_FLOOR = 1e-3
+"""Under rule `log_ratio`, KL_ema is read as at least this fraction of the target: a zero rate
+lowers log β by eta·log(1000) ≈ 6.9·eta per step instead of an infinite step."""
+
+
 @dataclass
 class RateTarget:
     """β as a Lagrange multiplier for E_batch KL = target, adapted by dual ascent on log β.
@@ -86,7 +91,9 @@ class RateTarget:
     During the warm-up β ramps linearly from 0 to its initial value and the multiplier is not
     updated (the KL of a half-weighted β says nothing about the equilibrium). From then on, each
     observed batch KL updates KL_ema ← ema·KL_ema + (1 − ema)·KL (KL_ema starts at the first
-    observation) and log β ← clamp(log β + eta·(KL_ema − target), log β_min, log β_max).
+    observation) and log β ← clamp(log β + eta·excess, log β_min, log β_max), the excess being
+    KL_ema − target (rule `difference`) or log(max(KL_ema, LOG_RATIO_FLOOR·target) / target)
+    (rule `log_ratio`).
     log β and KL_ema are 0-d float64 tensors that move to the device of the first observed KL.
     """
 
@@ -125,8 +132,14 @@ class RateTarget:
         if step < self.warmup_steps:
             return
         s = self.settings
-        stepped = self.log_beta + s.eta * (self.kl_ema - self.target)
+        stepped = self.log_beta + s.eta * self.excess()
         self.log_beta = stepped.clamp(math.log(s.beta_min), math.log(s.beta_max))
+
+    def excess(self) -> Tensor:
+        """How far KL_ema is above the target, in the unit of the rule (nats or log-ratio)."""
+        if self.settings.rule == "difference":
+            return self.kl_ema - self.target
+        return torch.log(self.kl_ema.clamp_min(LOG_RATIO_FLOOR * self.target) / self.target)
 
     def state(self) -> dict[str, float]:
         return {"kl_target": self.target, "kl_ema": float(self.kl_ema)}

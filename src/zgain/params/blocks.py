@@ -145,18 +145,22 @@ class CVAEConfig(Block):
 
 
 BetaScheduleName = Literal["constant", "linear", "cyclical", "rate_target"]
+RateRule = Literal["difference", "log_ratio"]
 
 
 class RateTargetParams(Block):
     """Dual ascent on log β toward a target KL (docs/method.md#rate-targeted-training).
 
     After the warm-up, every step: KL_ema ← ema·KL_ema + (1 − ema)·KL_batch, then
-    log β ← log β + eta·(KL_ema − C), clamped to [log beta_min, log beta_max]. β starts at
+    log β ← log β + eta·e, clamped to [log beta_min, log beta_max], with the excess
+    e = KL_ema − C (rule `difference`, nats) or log(KL_ema / C) (rule `log_ratio`, scale-free:
+    the same relative miss moves β alike at every C). β starts at
     beta_init (a variant's own `beta` overrides it), reached by a linear ramp over
     warmup_steps; C is the run's entry of cvae.rates.
     """
 
-    eta: PositiveFloat  # dual step size on log β, per nat of KL excess
+    rule: RateRule  # the excess: KL_ema − C (difference) or log(KL_ema / C) (log_ratio)
+    eta: PositiveFloat  # dual step size on log β, per unit of excess
     ema: Annotated[StrictFloat, rule(lambda v: 0.0 <= v < 1.0, "must be in [0, 1)")]
     beta_init: PositiveFloat  # the initial multiplier, in [beta_min, beta_max]
     beta_min: PositiveFloat

@@ -59,6 +59,7 @@ from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
 from zgain.report.headline import capture_view, metrics_summary
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import markdown_table
+from zgain.report.plateau import LEARNING_FIGURE, PLATEAU_TABLE, QUANTITY, plateau_outputs
 from zgain.report.sections import (
     ADJUSTMENT_NOTE,
     FIGURES_DIR,
@@ -97,7 +98,7 @@ RUNS_TABLE = "runs"
 STRATEGY_TABLE = "information_by_strategy"
 FRONTIER_TABLE, TWIN_TABLE = "frontier", "equal_rate_twins"
 INTEGER_METRICS = frozenset({"iw_samples", "latent_dim"})
-FIGURE_METRICS = ("token_z_information", "oracle_token_info", "oracle_info")
+FIGURE_METRICS = ("token_z_information", "oracle_token_info", "oracle_info", "val_z_information")
 
 
 @dataclass(frozen=True)
@@ -335,6 +336,8 @@ def build_report(
     for quantity, table in (curves or {}).items():
         plots[f"learning_{quantity}"] = table
     weights = {v: params.cvae.variants[v].weights for v in results.variants}
+    additive = [v for v, w in weights.items() if len(terms_used(w)) > 1]
+    top = top_group(tables[ADJUSTMENT_TABLE], headline, coverage.rank_metric, report.equivalence)
     figures = build_figures(
         run_points(by_rate),
         tables[DECOMPOSITION.name],
@@ -354,9 +357,13 @@ def build_report(
         coverage.rank_metric,
         None if coverage.complete else coverage.panels(),
         oracle=coverage.oracle,
-        additive=[v for v, w in weights.items() if len(terms_used(w)) > 1],
-        top=top_group(tables[ADJUSTMENT_TABLE], headline, coverage.rank_metric, report.equivalence),
+        additive=additive,
+        top=top,
     )
+    if curves and QUANTITY in curves:
+        tables[PLATEAU_TABLE], figures[LEARNING_FIGURE] = plateau_outputs(
+            curves[QUANTITY], params.cvae.common, results, headline, top, additive
+        )
     return Report(
         tables=tables,
         plots=plots,

@@ -19,6 +19,7 @@ from zgain.report.commentary import fmt
 from zgain.report.coverage import Coverage
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import markdown_table
+from zgain.report.plateau import PLATEAU_TABLE, plateau_sentence
 from zgain.report.sections import caption, listing, one_base
 from zgain.report.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
 from zgain.report.verdicts import (
@@ -257,7 +258,9 @@ def findings_lines(
     lines += ["", rule_sentence(tables, verdicts, metrics, params, len(by_rate))]
     scope = world_sentence(params.data, results.split_value("n_examples"))
     lines += ["", f"{scope} {one_base(params)}"]
+    plateau = tables.get(PLATEAU_TABLE)
     for extra in (
+        "" if plateau is None else plateau_sentence(plateau, headline),
         additive_definitions(params),
         negative_information(frontier, tables[POSITION_TABLE], headline, coverage.token_oracle),
     ):

@@ -217,6 +217,13 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "mean_i (B_i − L^prior_i), L^prior with z ~ p(z|x)",
         NATS_SEQ,
     ),
+    "val_z_information": (
+        (
+            "I^θ during training, on the first cvae.common.val_examples validation examples "
+            "with cvae.common.val_iw_samples importance samples, every cvae.common.val_every steps"
+        ),
+        NATS_SEQ,
+    ),
     "z_information_se": (
         "sd_i(M_i − L_i) / √N: standard error of one run's z_information over its test examples",
         NATS_SEQ,

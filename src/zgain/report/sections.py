@@ -269,6 +269,12 @@ def figure_captions(coverage: Coverage) -> dict[str, str]:
             f"pooled over seeds{oracle_tokens}; {{method}}, the band being the interval over the "
             "per-seed position means."
         ),
+        "learning_curves.png": (
+            "At the headline rate, `val_z_information` at each validated step per variant, "
+            "each line the mean over {seeds} per variant (no interval), beside the oracle's mean "
+            "I* (dotted); shaded: the last quarter of training, whose change the plateau table "
+            "(tables/plateau.csv) gives per variant and for the top group."
+        ),
     }
 
 
@@ -286,7 +292,8 @@ def figure_section(
             if n_seeds > 1
             else "no interval (one seed per variant)"
         )
-        text = captions[name].format(method=method, runs=runs, interval=interval)
+        seeds = plural(n_seeds, "seed")
+        text = captions[name].format(method=method, runs=runs, interval=interval, seeds=seeds)
         lines += [
             f"![{Path(name).stem}]({FIGURES_DIR}/{name})",
             "",

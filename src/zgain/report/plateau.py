@@ -1,0 +1,166 @@
+"""Whether training has reached a plateau: the headline rate's validation I^θ over the steps.
+
+Each run validates every `cvae.common.val_every` steps and at its last step (the curve
+`val_z_information`, logged at every log step with the latest validation's value in between);
+only the validated steps are read here. The plateau table compares, per variant, the mean over
+seeds at the last validated step at or before LAST_QUARTER of training with the mean at the end,
+and the same for the top group's mean (docs/method.md#trained-to-a-plateau).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from zgain.core.errors import DataError
+from zgain.core.runs import rate_label
+from zgain.params import CommonCVAEParams
+from zgain.report.commentary import fmt
+from zgain.report.figures import ORACLE_COLOUR, Style, new_figure, outside_legend, styles
+from zgain.report.loading import EvalResults
+
+QUANTITY = "val_z_information"
+PLATEAU_TABLE = "plateau"
+LEARNING_FIGURE = "learning_curves.png"
+LAST_QUARTER = 0.75  # the plateau compares this fraction of training with its end
+PLATEAU_TOLERANCE = 0.01  # capture: the last quarter moves the top group's mean by at most this
+TOP = "top group"
+
+
+def validated(curve: pd.DataFrame, val_every: int, steps: int) -> pd.DataFrame:
+    """(step, variant, seed, val_z_information) at the validated steps: multiples of val_every
+    and the last step."""
+    missing = {"step", "series", QUANTITY} - set(curve.columns)
+    if missing:
+        raise DataError(f"learning curve of {QUANTITY}: missing columns {sorted(missing)}")
+    at = curve[(curve["step"] % val_every == 0) | (curve["step"] == steps)].copy()
+    if at.empty:
+        raise DataError(
+            f"learning curve of {QUANTITY}: no validated step (multiples of val_every = "
+            f"{val_every}, or the last step {steps})"
+        )
+    parts = at["series"].str.rsplit("/seed", n=1, expand=True)
+    at["variant"], at["seed"] = parts[0], parts[1].astype(int)
+    return at[["step", "variant", "seed", QUANTITY]].reset_index(drop=True)
+
+
+def mean_curves(points: pd.DataFrame) -> pd.DataFrame:
+    """Per variant and validated step, the mean over seeds (columns: variants, index: step)."""
+    return points.pivot_table(index="step", columns="variant", values=QUANTITY, aggfunc="mean")
+
+
+def plateau_table(
+    curve: pd.DataFrame,
+    val_every: int,
+    steps: int,
+    variants: Sequence[str],
+    top: Sequence[str],
+    oracle_info: float,
+) -> pd.DataFrame:
+    """Per variant (params order), then the top group's mean: validation I^θ (mean over seeds)
+    at step_from (the last validated step ≤ LAST_QUARTER·steps) and at the end, the change in
+    nats and as capture (÷ the oracle's mean I* on the test split; NaN without an oracle), and
+    whether that change is within PLATEAU_TOLERANCE."""
+    means = mean_curves(validated(curve, val_every, steps))
+    if steps not in means.index:
+        raise DataError(f"learning curve of {QUANTITY}: no value at the last step {steps}")
+    earlier = [s for s in means.index if s <= LAST_QUARTER * steps]
+    if not earlier:
+        raise DataError(
+            f"learning curve of {QUANTITY}: no validation at or before step "
+            f"{LAST_QUARTER * steps:g} (cvae.common.val_every = {val_every})"
+        )
+    start = max(earlier)
+    columns = [v for v in variants if v in means.columns]
+    rows = [(v, means.loc[start, v], means.loc[steps, v]) for v in columns]
+    members = [v for v in top if v in means.columns]
+    if members:
+        rows.append((TOP, means.loc[start, members].mean(), means.loc[steps, members].mean()))
+    table = pd.DataFrame(rows, columns=["variant", "z_information_from", "z_information_to"])
+    table.insert(1, "step_from", start)
+    table.insert(2, "step_to", steps)
+    table["change"] = table["z_information_to"] - table["z_information_from"]
+    scale = oracle_info if math.isfinite(oracle_info) and oracle_info > 0 else math.nan
+    table["capture_change"] = table["change"] / scale
+    table["plateau"] = table["capture_change"].abs() <= PLATEAU_TOLERANCE
+    table["members"] = [", ".join(members) if v == TOP else "" for v in table["variant"]]
+    return table
+
+
+def plateau_sentence(
+    table: pd.DataFrame, headline: float, figure: str = f"figures/{LEARNING_FIGURE}"
+) -> str:
+    """One line: how much the top group's mean moved over the last quarter, against the
+    tolerance."""
+    top = table[table["variant"] == TOP]
+    if top.empty:
+        return ""
+    row = top.iloc[0]
+    span = f"steps {int(row['step_from'])}–{int(row['step_to'])}"
+    moved = f"{fmt(row['change'], signed=True)} nats"
+    if pd.notna(row["capture_change"]):
+        moved += f" (capture {fmt(row['capture_change'], signed=True)})"
+        verdict = (
+            "a plateau"
+            if row["plateau"]
+            else f"not a plateau: more than ±{PLATEAU_TOLERANCE:g}, longer training moves it"
+        )
+    else:
+        verdict = "no oracle to scale it"
+    return (
+        f"Training: over {span} the top group's mean validation I^θ at C = "
+        f"{rate_label(headline)} moved {moved}, {verdict} ([curves]({figure}))."
+    )
+
+
+def learning_figure(
+    curve: pd.DataFrame,
+    val_every: int,
+    steps: int,
+    variants: Sequence[str],
+    oracle_info: float,
+    headline: float,
+    look: dict[str, Style] | None = None,
+) -> Figure:
+    """Validation I^θ (mean over seeds) against the step, per variant, at the headline rate,
+    with the oracle's mean I* as a reference line."""
+    means = mean_curves(validated(curve, val_every, steps))
+    look = look or styles(variants)
+    fig, (ax,) = new_figure((9.0, 4.6))
+    for name in variants:
+        if name not in means.columns:
+            continue
+        st = look[name]
+        ax.plot(
+            means.index, means[name], marker=st.marker, color=st.colour,
+            linestyle=st.linestyle, linewidth=1.5, label=name,
+        )  # fmt: skip
+    if math.isfinite(oracle_info):
+        ax.axhline(oracle_info, color=ORACLE_COLOUR, linestyle=":", linewidth=2, label="oracle I*")
+    ax.axvspan(LAST_QUARTER * steps, steps, color="grey", alpha=0.08)
+    ax.set(
+        xlabel="training step",
+        ylabel="validation I^θ (nats/seq, mean over seeds)",
+        title=f"Learning curves at C = {rate_label(headline)} (shaded: the last quarter)",
+    )
+    outside_legend(fig, ax.get_legend_handles_labels()[0])
+    return fig
+
+
+def plateau_outputs(
+    curve: pd.DataFrame,
+    common: CommonCVAEParams,
+    results: EvalResults,
+    headline: float,
+    top: Sequence[str],
+    additive: Sequence[str],
+) -> tuple[pd.DataFrame, Figure]:
+    """The plateau table and the learning-curve figure of the headline rate's runs."""
+    oracle_info = results.split_value("oracle_info")
+    shape = (curve, common.val_every, common.steps)
+    table = plateau_table(*shape, results.variants, top, oracle_info)
+    look = styles(results.variants, additive)
+    return table, learning_figure(*shape, results.variants, oracle_info, headline, look)

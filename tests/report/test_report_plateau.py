@@ -1,0 +1,103 @@
+"""The plateau check: validation I^θ over the last quarter of training, at the validated steps."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from zgain.core.errors import DataError
+from zgain.report.plateau import (
+    QUANTITY,
+    TOP,
+    learning_figure,
+    plateau_sentence,
+    plateau_table,
+    validated,
+)
+
+STEPS, VAL_EVERY, LOG_EVERY = 400, 50, 25
+
+
+def curve(values: dict[str, list[float]]) -> pd.DataFrame:
+    """A dvclive-shaped curve logged every LOG_EVERY steps: at a log step between validations
+    the latest validated value repeats, as the fit loop logs it; values[series] holds one value
+    per validated step (50, 100, …, 400)."""
+    rows = []
+    for series, by_validation in values.items():
+        for step in range(LOG_EVERY, STEPS + 1, LOG_EVERY):
+            latest = by_validation[step // VAL_EVERY - 1] if step >= VAL_EVERY else math.nan
+            rows.append((step, series, latest))
+    return pd.DataFrame(rows, columns=["step", "series", QUANTITY])
+
+
+def ramp(end: float, last_quarter_change: float) -> list[float]:
+    """Eight validations rising linearly to `end - last_quarter_change` at step 300, then to
+    `end` at 400."""
+    at_300 = end - last_quarter_change
+    first = [at_300 * k / 6 for k in range(1, 7)]
+    return [*first, at_300 + last_quarter_change / 2, end]
+
+
+def test_only_validated_steps_are_read() -> None:
+    points = validated(curve({"a/seed0": ramp(0.6, 0.1)}), VAL_EVERY, STEPS)
+    assert points["step"].tolist() == list(range(50, 401, 50))
+    assert points["variant"].unique().tolist() == ["a"] and points["seed"].unique().tolist() == [0]
+
+
+def test_the_last_quarter_change_is_computed_per_variant_and_for_the_top_group() -> None:
+    values = {
+        "a/seed0": ramp(0.60, 0.04),
+        "a/seed1": ramp(0.70, 0.02),  # a: mean change 0.03
+        "b/seed0": ramp(0.50, 0.00),
+        "b/seed1": ramp(0.52, 0.00),  # b: flat
+        "c/seed0": ramp(0.10, 0.20),
+        "c/seed1": ramp(0.10, 0.20),  # c: outside the top group
+    }
+    table = plateau_table(curve(values), VAL_EVERY, STEPS, ["a", "b", "c"], ["a", "b"], 0.8)
+    table = table.set_index("variant")
+    assert table.loc["a", "step_from"] == 300 and table.loc["a", "step_to"] == 400
+    assert table.loc["a", "change"] == pytest.approx(0.03)
+    assert table.loc["a", "z_information_to"] == pytest.approx(0.65)
+    assert table.loc["b", "change"] == pytest.approx(0.0, abs=1e-12)
+    assert table.loc[TOP, "change"] == pytest.approx(0.015)  # (0.03 + 0) / 2, c left out
+    assert table.loc[TOP, "capture_change"] == pytest.approx(0.015 / 0.8)
+    assert table.loc[TOP, "members"] == "a, b"
+    assert not table.loc[TOP, "plateau"] and table.loc["b", "plateau"]
+    line = plateau_sentence(table.reset_index(), 1.0)
+    assert "steps 300–400" in line and "+0.015 nats (capture +0.019)" in line
+    assert "not a plateau" in line
+
+
+def test_coarse_validation_reads_the_last_validation_before_the_quarter() -> None:
+    """val_every = 200: the comparison starts at step 200, and the table says so."""
+    rows = [(s, "a/seed0", 0.1 * s / 400) for s in range(25, 401, 25)]
+    table = plateau_table(
+        pd.DataFrame(rows, columns=["step", "series", QUANTITY]), 200, STEPS, ["a"], ["a"], 1.0
+    )
+    assert table["step_from"].tolist() == [200, 200]
+    assert table.set_index("variant").loc[TOP, "change"] == pytest.approx(0.05)
+
+
+def test_without_an_oracle_the_change_stays_in_nats() -> None:
+    values = {"a/seed0": ramp(0.6, 0.001)}
+    table = plateau_table(curve(values), VAL_EVERY, STEPS, ["a"], ["a"], math.nan)
+    assert table["capture_change"].isna().all() and not table["plateau"].any()
+    assert "no oracle to scale it" in plateau_sentence(table, 1.0)
+
+
+def test_a_curve_that_stops_early_is_refused() -> None:
+    early = curve({"a/seed0": ramp(0.6, 0.1)})
+    early = early[early["step"] < STEPS]
+    with pytest.raises(DataError, match="no value at the last step 400"):
+        plateau_table(early, VAL_EVERY, STEPS, ["a"], ["a"], 1.0)
+
+
+def test_the_figure_draws_one_line_per_variant_and_the_oracle() -> None:
+    values = {"a/seed0": ramp(0.6, 0.1), "b/seed0": ramp(0.5, 0.0)}
+    fig = learning_figure(curve(values), VAL_EVERY, STEPS, ["a", "b"], 0.8, 1.0)
+    (ax,) = fig.axes
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels == ["a", "b", "oracle I*"]
+    assert ax.get_lines()[0].get_ydata().tolist()[-1] == pytest.approx(0.6)
