@@ -34,10 +34,15 @@ RULES = ("difference", "log_ratio")
 EVAL_DIR = "data/eval"  # REPO's runs (params.yaml paths.eval_dir)
 
 
-def repo_rule(repo: Path) -> str:
-    raw = yaml.safe_load((repo / "params.yaml").read_text())
-    # a run made before the rule was a key used the difference rule, the only one then
-    return raw["cvae"]["common"]["rate_target"].get("rule", "difference")
+def repo_params_raw(repo: Path) -> dict:
+    return yaml.safe_load((repo / "params.yaml").read_text())
+
+
+def rate_target(params: Params | dict) -> dict:
+    """The controller's settings; a run made before the rule was a key used `difference`."""
+    if isinstance(params, Params):
+        return params.cvae.common.rate_target.model_dump()
+    return {"rule": "difference", **params["cvae"]["common"]["rate_target"]}
 
 
 def run_rows(params: Params, rule: str, variants: list[str], eval_dir: Path) -> list[dict]:
@@ -114,9 +119,10 @@ def main() -> None:
     parser.add_argument("repo", type=Path, help="a clone with a completed default run")
     parser.add_argument("--variants", nargs="+", default=["token_inverse_cc", "mean_inv"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the results file to write")
     args = parser.parse_args()
     repo = args.repo.resolve()
-    done = repo_rule(repo)
+    done = rate_target(repo_params_raw(repo))["rule"]
     (other,) = [r for r in RULES if r != done]
     repo_params = on_completed_run(repo, repo, {"seeds": args.seeds})
     rows = run_rows(repo_params, done, args.variants, repo / EVAL_DIR)
@@ -125,9 +131,14 @@ def main() -> None:
     command = "python -m bench.rate_rule REPO " + " ".join(
         ["--variants", *args.variants, "--seeds", *map(str, args.seeds)]
     )
-    where = [*machine(), f"- REPO's runs: rule `{done}`; here: rule `{other}`"]
-    RESULTS.write_text(markdown(rows + rows_other, command, where, timing))
-    print(RESULTS.read_text())
+    command += "" if args.out == RESULTS else f" --out {args.out}"
+    settings = {"REPO's runs": repo_params_raw(repo), "here": on_completed_run(repo, repo, {})}
+    where = [*machine()] + [
+        f"- {label}: `cvae.common.rate_target` = {dict(rate_target(p))}"
+        for label, p in settings.items()
+    ]
+    args.out.write_text(markdown(rows + rows_other, command, where, timing))
+    print(args.out.read_text())
 
 
 if __name__ == "__main__":

@@ -300,7 +300,7 @@ def test_rate_target_initial_beta_must_lie_within_its_bounds(default_params_raw:
     raw = edit(default_params_raw, "cvae.common.rate_target.beta_init", 20.0)
     fails_with(
         raw,
-        "cvae.common.rate_target.beta_init: must lie in [beta_min, beta_max] = [0.0001, 10.0], "
+        "cvae.common.rate_target.beta_init: must lie in [beta_min, beta_max] = [1e-06, 10.0], "
         "got 20.0",
     )
 
