@@ -66,8 +66,8 @@ def test_the_last_quarter_change_is_computed_per_variant_and_for_the_top_group()
     assert table.loc[TOP, "members"] == "a, b"
     assert not table.loc[TOP, "plateau"] and table.loc["b", "plateau"]
     line = plateau_sentence(table.reset_index(), 1.0)
-    assert "steps 300–400" in line and "+0.015 nats (capture +0.019)" in line
-    assert "not a plateau" in line
+    assert "+0.015 nats (capture +0.019) over steps 300–400" in line
+    assert "no plateau (> ±0.01)" in line
 
 
 def test_coarse_validation_reads_the_last_validation_before_the_quarter() -> None:

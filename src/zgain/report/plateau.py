@@ -99,20 +99,16 @@ def plateau_sentence(
     if top.empty:
         return ""
     row = top.iloc[0]
-    span = f"steps {int(row['step_from'])}–{int(row['step_to'])}"
     moved = f"{fmt(row['change'], signed=True)} nats"
     if pd.notna(row["capture_change"]):
         moved += f" (capture {fmt(row['capture_change'], signed=True)})"
-        verdict = (
-            "a plateau"
-            if row["plateau"]
-            else f"not a plateau: more than ±{PLATEAU_TOLERANCE:g}, longer training moves it"
-        )
+        verdict = "a plateau" if row["plateau"] else f"no plateau (> ±{PLATEAU_TOLERANCE:g})"
     else:
         verdict = "no oracle to scale it"
     return (
-        f"Training: over {span} the top group's mean validation I^θ at C = "
-        f"{rate_label(headline)} moved {moved}, {verdict} ([curves]({figure}))."
+        f"Training: the top group's mean validation I^θ at C = {rate_label(headline)} moved "
+        f"{moved} over steps {int(row['step_from'])}–{int(row['step_to'])}: {verdict} "
+        f"([curves]({figure}))."
     )
 
 
