@@ -1,6 +1,7 @@
 """The rate controller's rule: how many runs end within 10% of their target under each.
 
     python -m bench.rate_rule REPO [--variants token_inverse_cc mean_inv] [--seeds 0 1 2]
+    python -m bench.rate_rule REPO --against OTHER --out bench/rate-rule-grid-results.md
 
 REPO holds a completed default run, trained under the rule its params name (`REPO/params.yaml`,
 `cvae.common.rate_target.rule`). The listed variants are trained and evaluated again at every
@@ -8,7 +9,9 @@ default rate and seed under the other rule, on REPO's upstream outputs (world, b
 normalizer) with this checkout's params otherwise, in a scratch folder (never in REPO).
 bench/rate-rule-results.md (generated) then gives, per rule and run, the test KL against its
 target (the report's rate check: off when more than 10% away) and the runs' capture; and the
-seconds one (variant, seed) group took to train and evaluate here.
+seconds one (variant, seed) group took to train and evaluate here. With `--against OTHER`
+(another completed default run on the same base, under the other rule) nothing is trained:
+every variant's runs of both are read.
 """
 
 from __future__ import annotations
@@ -109,8 +112,15 @@ def markdown(rows: list[dict], command: str, where: list[str], timing: dict[str,
             lines.append(
                 f"| {rule} | {variant} | {len(mine)} | {len(off)} | {named} | {capture:.3f} |"
             )
-    lines += ["", "Seconds per (variant, seed) group, train + evaluate in one process:", ""]
-    lines += [f"- {rule}: {text}" for rule, text in timing.items()]
+    lines += ["", "In all:", ""]
+    for rule in RULES:
+        mine = [r for r in rows if r["rule"] == rule]
+        if mine:
+            off = sum(r["off"] for r in mine)
+            lines.append(f"- {rule}: {off} of {len(mine)} runs off ({off / len(mine):.1%})")
+    if timing:
+        lines += ["", "Seconds per (variant, seed) group, train + evaluate in one process:", ""]
+        lines += [f"- {rule}: {text}" for rule, text in timing.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -120,19 +130,31 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", default=["token_inverse_cc", "mean_inv"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--out", type=Path, default=RESULTS, help="the results file to write")
+    parser.add_argument("--against", type=Path, help="a completed run under the other rule")
     args = parser.parse_args()
     repo = args.repo.resolve()
     done = rate_target(repo_params_raw(repo))["rule"]
     (other,) = [r for r in RULES if r != done]
     repo_params = on_completed_run(repo, repo, {"seeds": args.seeds})
-    rows = run_rows(repo_params, done, args.variants, repo / EVAL_DIR)
-    rows_other, seconds = measure(repo, other, args.variants, args.seeds)
-    timing = {done: "the completed run's own groups (not timed here)", other: f"{seconds:.0f}"}
-    command = "python -m bench.rate_rule REPO " + " ".join(
-        ["--variants", *args.variants, "--seeds", *map(str, args.seeds)]
-    )
+    command = "python -m bench.rate_rule REPO"
+    if args.against is None:
+        variants = args.variants
+        rows = run_rows(repo_params, done, variants, repo / EVAL_DIR)
+        rows_other, seconds = measure(repo, other, variants, args.seeds)
+        timing = {done: "the completed run's own groups (not timed here)", other: f"{seconds:.0f}"}
+        command += " " + " ".join(["--variants", *variants, "--seeds", *map(str, args.seeds)])
+        here = on_completed_run(repo, repo, {})
+    else:
+        against = args.against.resolve()
+        variants = list(repo_params.cvae.variants)
+        rows = run_rows(repo_params, done, variants, repo / EVAL_DIR)
+        other = rate_target(repo_params_raw(against))["rule"]
+        rows_other = run_rows(repo_params, other, variants, against / EVAL_DIR)
+        timing = {}
+        command += " --against OTHER"
+        here = repo_params_raw(against)
     command += "" if args.out == RESULTS else f" --out {args.out}"
-    settings = {"REPO's runs": repo_params_raw(repo), "here": on_completed_run(repo, repo, {})}
+    settings = {"REPO's runs": repo_params_raw(repo), "the other runs": here}
     where = [*machine()] + [
         f"- {label}: `cvae.common.rate_target` = {dict(rate_target(p))}"
         for label, p in settings.items()
