@@ -19,15 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import yaml
 
 from bench.timing import machine
-from bench.workload import on_completed_run
-from stages import evaluate, train_cvae
+from bench.workload import on_completed_run, train_and_evaluate
 from zgain.core.runs import Run
 from zgain.params import Params
 from zgain.report.frontier import outside_tolerance
@@ -76,13 +74,7 @@ def measure(repo: Path, rule: str, variants: list[str], seeds: list[int]) -> tup
     with tempfile.TemporaryDirectory() as scratch:
         update = {"common": {"rate_target": {"rule": rule}}, "seeds": seeds}
         params = on_completed_run(repo, Path(scratch), update)
-        start = time.perf_counter()
-        for variant in variants:
-            for seed in seeds:
-                train_cvae.run(params, variant, seed)
-                evaluate.run(params, variant, seed)
-                print(f"{rule}: {variant} seed {seed} done", flush=True)
-        seconds = (time.perf_counter() - start) / (len(variants) * len(seeds))
+        seconds = train_and_evaluate(params, variants, seeds, rule)
         return run_rows(params, rule, variants, Path(params.paths.eval_dir)), seconds
 
 

@@ -26,8 +26,7 @@ import numpy as np
 import pandas as pd
 
 from bench.timing import machine
-from bench.workload import on_completed_run
-from stages import evaluate, train_cvae
+from bench.workload import on_completed_run, train_and_evaluate
 from zgain.core.runs import Run
 from zgain.params import Params, load_params
 from zgain.report.adjust import adjust_to_rate, frontier_slopes
@@ -103,13 +102,7 @@ def summarize(label: str, eval_dir: Path, seeds: list[int], seconds: float | Non
 def measure(repo: Path, steps: int, seeds: list[int]) -> list[dict]:
     with tempfile.TemporaryDirectory() as scratch:
         params = slice_params(repo, Path(scratch), steps, seeds)
-        start = time.perf_counter()
-        for seed in seeds:
-            for variant in VARIANTS:
-                train_cvae.run(params, variant, seed)
-                evaluate.run(params, variant, seed)
-                print(f"{steps} steps: {variant} seed {seed} done", flush=True)
-        seconds = (time.perf_counter() - start) / (len(seeds) * len(VARIANTS))
+        seconds = train_and_evaluate(params, VARIANTS, seeds, f"{steps} steps")
         return summarize(f"{steps} steps", Path(params.paths.eval_dir), seeds, seconds)
 
 

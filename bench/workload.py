@@ -7,6 +7,8 @@ Nothing here reads pipeline outputs: worlds are sampled, the base LM is freshly 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,3 +107,19 @@ def save_fresh_base(params: Params, path: Path, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     save_base(path, BaseLM(params.base.model, world.vocab, world.max_len))
     return path
+
+
+def train_and_evaluate(
+    params: Params, variants: Sequence[str], seeds: Sequence[int], label: str
+) -> float:
+    """Train and evaluate every (variant, seed) group of `params` in this process; the mean
+    seconds per group."""
+    from stages import evaluate, train_cvae
+
+    start = time.perf_counter()
+    for seed in seeds:
+        for variant in variants:
+            train_cvae.run(params, variant, seed)
+            evaluate.run(params, variant, seed)
+            print(f"{label}: {variant} seed {seed} done", flush=True)
+    return (time.perf_counter() - start) / (len(variants) * len(seeds))
