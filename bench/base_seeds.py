@@ -69,7 +69,7 @@ def interval_cell(values: np.ndarray) -> str:
 
 def summarize(label: str, params: Params, variants: list[str], seeds: list[int]) -> dict:
     """One row: the base's test excess, each variant's adjusted capture, the paired differences."""
-    meta = json.loads(Path(params.paths.base_meta).read_text())
+    meta = json.loads(Path(params.paths.base(0).base_meta).read_text())
     eval_dir = Path(params.paths.eval_dir)
     captures = {v: adjusted_capture(eval_dir, v, seeds) for v in variants}
     row = {"base": label, "test excess (nats/seq)": f"{meta['metrics']['test_excess_nats']:.4f}"}
@@ -87,8 +87,8 @@ def measure(repo: Path, base_seed: int, variants: list[str], seeds: list[int]) -
         normalizer.run(params)
         for seed in seeds:
             for variant in variants:
-                train_cvae.run(params, variant, seed)
-                evaluate.run(params, variant, seed)
+                train_cvae.run(params, 0, variant, seed)
+                evaluate.run(params, 0, variant, seed)
                 print(f"base seed {base_seed}: {variant} seed {seed} done", flush=True)
         return summarize(f"seed {base_seed}, retrained here", params, variants, seeds)
 

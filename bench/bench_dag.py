@@ -45,9 +45,9 @@ params = load_params()
 world = World.from_params(params.data)
 train_split, train = load_packed(params.paths.synthetic_dir, "train", world)
 val_split, val = load_packed(params.paths.synthetic_dir, "val", world)
-load_frozen(params.paths, train_split, world.n_targets)
-load_frozen(params.paths, val_split, world.n_targets)
-CVAE(load_base(params.paths.base_model), params.cvae.common.model)
+load_frozen(params.paths.base(0), train_split, world.n_targets)
+load_frozen(params.paths.base(0), val_split, world.n_targets)
+CVAE(load_base(params.paths.base(0).base_model), params.cvae.common.model)
 print(json.dumps({"import": imported - start, "load": time.perf_counter() - imported}))
 """
 

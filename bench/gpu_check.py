@@ -48,8 +48,8 @@ def tiny_dag(root: Path) -> float:
     normalizer.run(params)
     for variant in params.cvae.variants:
         for seed in params.cvae.seeds:
-            train_cvae.run(params, variant, seed, device="cuda")
-            evaluate.run(params, variant, seed, device="cuda")
+            train_cvae.run(params, 0, variant, seed, device="cuda")
+            evaluate.run(params, 0, variant, seed, device="cuda")
     report.run(params)
     return time.perf_counter() - start
 

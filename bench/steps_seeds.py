@@ -62,7 +62,7 @@ def adjusted_capture(eval_dir: Path, variant: str, seeds: list[int]) -> np.ndarr
     means at RATES (`zgain.report.adjust`, as the report does)."""
     kl, capture = {}, {}
     for rate in RATES:
-        runs = [Run(variant, rate, s).eval_dir(eval_dir) for s in seeds]
+        runs = [Run(variant, rate, s, 0).eval_dir(eval_dir) for s in seeds]
         metrics = [json.loads((where / "metrics.json").read_text()) for where in runs]
         kl[rate] = np.array([m["kl"] for m in metrics])
         capture[rate] = np.array([m["capture"] for m in metrics])
@@ -77,7 +77,7 @@ def summarize(label: str, eval_dir: Path, seeds: list[int], seconds: float | Non
     rows = []
     for variant in VARIANTS:
         adjusted = adjusted_capture(eval_dir, variant, seeds)
-        runs = [Run(variant, HEADLINE, s).eval_dir(eval_dir) for s in seeds]
+        runs = [Run(variant, HEADLINE, s, 0).eval_dir(eval_dir) for s in seeds]
         halves = [halves_capture(pd.read_parquet(w / "examples.parquet")) for w in runs]
         spread = np.array(halves).std(axis=0, ddof=1)
         row = {

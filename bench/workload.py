@@ -119,7 +119,7 @@ def train_and_evaluate(
     start = time.perf_counter()
     for seed in seeds:
         for variant in variants:
-            train_cvae.run(params, variant, seed)
-            evaluate.run(params, variant, seed)
+            train_cvae.run(params, 0, variant, seed)
+            evaluate.run(params, 0, variant, seed)
             print(f"{label}: {variant} seed {seed} done", flush=True)
     return (time.perf_counter() - start) / (len(variants) * len(seeds))

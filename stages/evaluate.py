@@ -1,5 +1,6 @@
-"""Stage `evaluate@<variant>-<seed>`: gain decomposition, posterior usage and recovery of every
-run of one group (one variant, one seed, every target rate), each written to its own folder."""
+"""Stages `evaluate@<base>-<variant>-<seed>` and `confirm_evaluate@<base>-<seed>`: gain
+decomposition, posterior usage and recovery of every run of one group, each written to its own
+folder."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def evaluate_runs(
     settings = params.evaluate
     torch_device, environment = setup_torch(settings.seed, device=device, threads=threads)
     split, batch = load_packed(params.paths.synthetic_dir, "test", frames)
-    frozen = load_frozen(params.paths, split, frames.n_targets)
+    base_paths = params.paths.base(runs[0].base)
+    frozen = load_frozen(base_paths, split, frames.n_targets)
     revealed = revealed_positions(split, frozen.mask, settings.reveal_min_nats)
     base = frozen.sequence_surprisal
     out = []
@@ -38,7 +40,7 @@ def evaluate_runs(
         check_provenance(
             str(checkpoint),
             payload.get("base_sha256"),
-            params.paths.base_model,
+            base_paths.base_model,
             frozen.base_sha256,
             remedy=f"retrain the run (`dvc repro {one.stage('train_cvae')}`)",
         )
@@ -84,8 +86,8 @@ def outputs(params: Params, one: Run) -> list[Path]:
 run = group_runner(
     evaluate_runs,
     outputs,
-    """Evaluate group (variant, seed) at `rates` (default: every listed rate); each run's
-metrics, in the order of the rates.""",
+    """Evaluate one group (zgain.core.group_stage.run_group); each run's metrics, in the
+group's run order.""",
 )
 
 main = group_main(run)

@@ -1,4 +1,4 @@
-"""Stage `surprisal`: score every split with the frozen base into tokens/examples Parquet."""
+"""Stage `surprisal@<b>`: score every split with frozen base b into tokens/examples Parquet."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from tqdm import tqdm
 
 from zgain.base.model import load_base
 from zgain.base.surprisal import EXAMPLES_SCHEMA, TOKENS_SCHEMA, score_tokens, surprisal_tables
-from zgain.core.cli import run_stage
+from zgain.core.cli import BaseOption, run_stage
 from zgain.core.environment import (
     DeviceOption,
     ThreadsOption,
@@ -24,12 +24,15 @@ from zgain.world.splits import SPLITS
 SCORING_SEED = 0  # scoring is deterministic; the seed only fixes torch's global state
 
 
-def run(params: Params, device: str | None = None, threads: int | None = None) -> None:
+def run(
+    params: Params, base: int, device: str | None = None, threads: int | None = None
+) -> None:
+    paths = params.paths.base(params.base.seed(base))
     frames = frames_of(params)
-    sweep_temporaries(params.paths.surprisal_dir)
+    sweep_temporaries(paths.surprisal_dir)
     torch_device, _ = setup_torch(SCORING_SEED, device=device, threads=threads)
-    base_sha = sha256_file(params.paths.base_model)
-    model = load_base(params.paths.base_model).to(torch_device)
+    base_sha = sha256_file(paths.base_model)
+    model = load_base(paths.base_model).to(torch_device)
     tokens, examples = [], []
     for split in tqdm(SPLITS, desc="surprisal", unit="split"):
         data, batch = load_packed(params.paths.synthetic_dir, split, frames)
@@ -43,15 +46,17 @@ def run(params: Params, device: str | None = None, threads: int | None = None) -
         split_tokens, split_examples = surprisal_tables(split, data, scores.numpy(), batch)
         tokens.append(split_tokens)
         examples.append(split_examples)
-    out = Path(params.paths.surprisal_dir)
+    out = Path(paths.surprisal_dir)
     metadata = {BASE_SHA_KEY: base_sha}
     write_table(pa.concat_tables(tokens), out / "tokens.parquet", TOKENS_SCHEMA, metadata)
     write_table(pa.concat_tables(examples), out / "examples.parquet", EXAMPLES_SCHEMA, metadata)
 
 
-def main(device: DeviceOption = None, threads: ThreadsOption = None) -> None:
+def main(base: BaseOption, device: DeviceOption = None, threads: ThreadsOption = None) -> None:
+    params = load_params()
+    params.base.seed(base)
     divide_cpus_by_default(threads)
-    run(load_params(), device, threads)
+    run(params, base, device, threads)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Stage `train_base`: fit the z-free base model, then freeze it into a checkpoint + metadata."""
+"""Stage `train_base@<b>`: fit the z-free base model of seed b, then freeze it into a checkpoint
+and its metadata (docs/architecture.md#bases)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import typer
 from zgain.base.decode import base_error_rates
 from zgain.base.fit import VALIDATION_BATCH, fit_base, validation_nll
 from zgain.base.model import BaseLM, save_base
-from zgain.core.cli import run_stage
+from zgain.core.cli import BaseOption, run_stage
 from zgain.core.environment import (
     DeviceOption,
     ThreadsOption,
@@ -24,18 +25,28 @@ from zgain.params import DataParams, Params, load_params
 from zgain.world.packed import frames_of, load_packed
 
 
-def run(params: Params, device: str | None = None, threads: int | None = None) -> dict[str, float]:
+def run(
+    params: Params, base: int, device: str | None = None, threads: int | None = None
+) -> dict[str, float]:
+    paths = params.paths.base(params.base.seed(base))
     frames = frames_of(params)
-    sweep_temporaries(params.paths.base_model, params.paths.base_meta, params.paths.base_live)
-    torch_device, environment = setup_torch(params.base.seed, device=device, threads=threads)
+    sweep_temporaries(paths.base_model, paths.base_meta, paths.base_live)
+    torch_device, environment = setup_torch(base, device=device, threads=threads)
     _, train = load_packed(params.paths.synthetic_dir, "train", frames)
     _, val = load_packed(params.paths.synthetic_dir, "val", frames)
     test_split, test = load_packed(params.paths.synthetic_dir, "test", frames)
     model = BaseLM(params.base.model, frames.vocab, frames.max_len)
     started = time.perf_counter()
-    with live_run(params.paths.base_live) as (live, log):
+    with live_run(paths.base_live) as (live, log):
         fit = fit_base(
-            model, train, val, params.base, max_x_len=frames.max_x_len, device=torch_device, log=log
+            model,
+            train,
+            val,
+            params.base,
+            seed=base,
+            max_x_len=frames.max_x_len,
+            device=torch_device,
+            log=log,
         )
         test_nll = validation_nll(
             model,
@@ -69,24 +80,27 @@ def run(params: Params, device: str | None = None, threads: int | None = None) -
         for name, value in {**metrics, **run_facts}.items():
             live.summary[name] = value
     model.cpu()
-    save_base(params.paths.base_model, model, extra={"metrics": metrics})
+    save_base(paths.base_model, model, extra={"metrics": metrics})
     write_json(
         {
-            "checkpoint": params.paths.base_model,
-            "sha256": sha256_file(params.paths.base_model),
+            "checkpoint": paths.base_model,
+            "seed": base,
+            "sha256": sha256_file(paths.base_model),
             "config": model.checkpoint_config(),
             "train_params": params.base.model_dump(mode="json"),
             "metrics": metrics,
             **run_facts,
         },
-        Path(params.paths.base_meta),
+        Path(paths.base_meta),
     )
     return metrics
 
 
-def main(device: DeviceOption = None, threads: ThreadsOption = None) -> None:
+def main(base: BaseOption, device: DeviceOption = None, threads: ThreadsOption = None) -> None:
+    params = load_params()
+    params.base.seed(base)  # an unknown base is a one-line error before any work
     divide_cpus_by_default(threads)
-    metrics = run(load_params(), device, threads)
+    metrics = run(params, base, device, threads)
     if "test_excess_nats" in metrics:
         nats = metrics["test_excess_nats"]
         typer.echo(f"base excess over the oracle on test: {nats:.4f} nats/sequence")

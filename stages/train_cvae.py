@@ -1,4 +1,6 @@
-"""Stage `train_cvae@<variant>-<seed>`: one reconstruction variant, one seed, every target rate.
+"""Stages `train_cvae@<base>-<variant>-<seed>` (one variant, one seed, every target rate, on the
+screening base) and `confirm_train_cvae@<base>-<seed>` (every contested variant at the headline
+rates, one replicate).
 
 The group's runs train side by side over the CPU cores (a forked process per share) or in
 lockstep on one accelerator; each run writes its own checkpoint and curves
@@ -29,25 +31,31 @@ from zgain.world.packed import frames_of, load_packed
 def train_runs(
     params: Params, runs: list[Run], threads: int, *, device: str | None
 ) -> list[dict[str, float]]:
-    """Train `runs` (one variant and seed) in lockstep in this process; returns their last
-    logged values. Each run's model is initialized from its seed alone, as if trained alone."""
-    variant, seed = runs[0].variant, runs[0].seed
+    """Train `runs` (one group: one base and seed) in lockstep in this process; returns their
+    last logged values. Each run's model is initialized from its seed alone, as if trained
+    alone."""
+    seed = runs[0].seed
+    base_paths = params.paths.base(runs[0].base)
     frames = frames_of(params)
     common = params.cvae.common
-    resolved = params.cvae.variant(variant)
     torch_device, environment = setup_torch(seed, device=device, threads=threads)
     train_split, train = load_packed(params.paths.synthetic_dir, "train", frames)
     val_split, val = load_packed(params.paths.synthetic_dir, "val", frames)
     train_frozen, val_frozen = load_frozen_splits(
-        params.paths, [train_split, val_split], frames.n_targets
+        base_paths, [train_split, val_split], frames.n_targets
     )
-    base = load_base(params.paths.base_model)
+    base = load_base(base_paths.base_model)
     models = []
     for _ in runs:
         torch.manual_seed(seed)  # every run's initialization is the one it gets alone
         models.append(CVAE(base, common.model))
     objectives = [
-        Objective(common, resolved, train_frozen.normalizer.mean_surprisal, run.rate)
+        Objective(
+            common,
+            params.cvae.variant(run.variant),
+            train_frozen.normalizer.mean_surprisal,
+            run.rate,
+        )
         for run in runs
     ]
     monitor_rows = slice(0, common.val_examples)
@@ -73,6 +81,7 @@ def train_runs(
             # the KL the run was trained toward; None under a fixed β schedule (no target)
             KL_TARGET_KEY: run.target_rate if common.beta_schedule == "rate_target" else None,
             "seed": run.seed,
+            "base": run.base,
             "base_sha256": train_frozen.base_sha256,
             "final": last,
         }
@@ -88,8 +97,8 @@ def outputs(params: Params, one: Run) -> list[Path]:
 run = group_runner(
     train_runs,
     outputs,
-    """Train group (variant, seed) at `rates` (default: every listed rate); each run's last
-logged values, in the order of the rates.""",
+    """Train one group (zgain.core.group_stage.run_group); each run's last logged values, in
+the group's run order.""",
 )
 
 main = group_main(run)

@@ -58,30 +58,31 @@ def tiny_params_raw(root: Path | None = None) -> dict:
 
 @pytest.fixture(scope="session")
 def tiny_pipeline(tmp_path_factory: pytest.TempPathFactory):
-    """generate → train_base → surprisal → normalizer run on the tiny profile in a temp dir."""
+    """generate → train_base → surprisal → normalizer of the screening base (0) run on the tiny
+    profile in a temp dir."""
     from stages import generate, normalizer, surprisal, train_base
     from zgain.params import parse_params
 
     root = tmp_path_factory.mktemp("pipeline")
     params = parse_params(tiny_params_raw(root))
     generate.run(params.data, Path(params.paths.synthetic_dir))
-    train_base.run(params)
-    surprisal.run(params)
-    normalizer.run(params)
+    train_base.run(params, 0)
+    surprisal.run(params, 0)
+    normalizer.run(params, 0)
     return params
 
 
 @pytest.fixture(scope="session")
 def tiny_runs(tiny_pipeline):
-    """Every tiny variant × rate × seed trained and evaluated on top of `tiny_pipeline`, one group
-    (variant, seed) per stage call as the DAG runs them."""
+    """Every tiny screening variant × rate × seed trained and evaluated on top of `tiny_pipeline`,
+    one group (base 0, variant, seed) per stage call as the DAG runs them."""
     from stages import evaluate, train_cvae
 
     params = tiny_pipeline
     for variant in params.cvae.variants:
         for seed in params.cvae.seeds:
-            train_cvae.run(params, variant, seed)
-            evaluate.run(params, variant, seed)
+            train_cvae.run(params, 0, 0, variant, seed)
+            evaluate.run(params, 0, 0, variant, seed)
     return params
 
 

@@ -42,7 +42,7 @@ def _width(params: Params) -> int:
 
 
 def _stored(params: Params) -> dict[tuple[int, int], float]:
-    table = read_table(Path(params.paths.surprisal_dir) / "tokens.parquet", TOKENS_SCHEMA)
+    table = read_table(Path(params.paths.base(0).surprisal_dir) / "tokens.parquet", TOKENS_SCHEMA)
     keys = zip(table["example_id"].to_pylist(), table["position"].to_pylist(), strict=True)
     return dict(zip(keys, table["surprisal"].to_pylist(), strict=True))
 
@@ -54,7 +54,7 @@ def test_surprisal_follows_the_split_order(tiny_pipeline, name):
     # A shuffled subset: rows must follow the split handed in, not the file's order.
     order = np.random.default_rng(0).permutation(len(split))[: len(split) // 2]
     shuffled = Split(*(field[order] for field in split))
-    frozen = load_frozen(params.paths, shuffled, _width(params))
+    frozen = load_frozen(params.paths.base(0), shuffled, _width(params))
     stored = _stored(params)
     assert frozen.surprisal.shape == frozen.mask.shape == (len(order), _width(params))
     assert frozen.surprisal.dtype == np.float32
@@ -64,15 +64,15 @@ def test_surprisal_follows_the_split_order(tiny_pipeline, name):
         expected = [stored[(int(example_id), t)] for t in range(n_tokens)]
         assert frozen.surprisal[row, :n_tokens].tolist() == expected
         assert not frozen.surprisal[row, n_tokens:].any()
-    assert frozen.base_sha256 == sha256_file(params.paths.base_model)
+    assert frozen.base_sha256 == sha256_file(params.paths.base(0).base_model)
     assert frozen.normalizer.base_sha256 == frozen.base_sha256
 
 
 def test_sequence_surprisal_is_the_examples_table_sum(tiny_pipeline):
     params = tiny_pipeline
     split = _split(params, "test")
-    frozen = load_frozen(params.paths, split, _width(params))
-    examples = read_table(Path(params.paths.surprisal_dir) / "examples.parquet", EXAMPLES_SCHEMA)
+    frozen = load_frozen(params.paths.base(0), split, _width(params))
+    examples = read_table(Path(params.paths.base(0).surprisal_dir) / "examples.parquet", EXAMPLES_SCHEMA)
     stored = dict(
         zip(examples["example_id"].to_pylist(), examples["surprisal_sum"].to_pylist(), strict=True)
     )
@@ -83,27 +83,27 @@ def test_sequence_surprisal_is_the_examples_table_sum(tiny_pipeline):
 
 def test_a_different_base_checkpoint_is_refused_naming_both_hashes(tiny_pipeline, tmp_path):
     params = _copy_pipeline(tiny_pipeline, tmp_path / "copy")
-    recorded = sha256_file(params.paths.base_model)
-    base = load_base(params.paths.base_model)
+    recorded = sha256_file(params.paths.base(0).base_model)
+    base = load_base(params.paths.base(0).base_model)
     with torch.no_grad():
         base.head.bias.add_(PERTURBATION)
-    save_base(params.paths.base_model, base)
-    replaced = sha256_file(params.paths.base_model)
+    save_base(params.paths.base(0).base_model, base)
+    replaced = sha256_file(params.paths.base(0).base_model)
     assert replaced != recorded
     with pytest.raises(ProvenanceError) as err:
-        load_frozen(params.paths, _split(params, "train"), _width(params))
+        load_frozen(params.paths.base(0), _split(params, "train"), _width(params))
     assert recorded in str(err.value)
     assert replaced in str(err.value)
 
 
 def test_a_normalizer_from_another_base_is_refused(tiny_pipeline, tmp_path):
     params = _copy_pipeline(tiny_pipeline, tmp_path / "copy")
-    path = Path(params.paths.normalizer)
+    path = Path(params.paths.base(0).normalizer)
     raw = json.loads(path.read_text())
     raw["base_sha256"] = "0" * 64
     path.write_text(json.dumps(raw))
     with pytest.raises(ProvenanceError, match="0" * 64):
-        load_frozen(params.paths, _split(params, "train"), _width(params))
+        load_frozen(params.paths.base(0), _split(params, "train"), _width(params))
 
 
 @pytest.mark.parametrize("drop", ["last_position", "whole_example"])
@@ -111,7 +111,7 @@ def test_a_tokens_table_missing_positions_is_refused(tiny_pipeline, tmp_path, dr
     params = _copy_pipeline(tiny_pipeline, tmp_path / "copy")
     split = _split(params, "val")
     victim = int(split.example_id[3])
-    path = Path(params.paths.surprisal_dir) / "tokens.parquet"
+    path = Path(params.paths.base(0).surprisal_dir) / "tokens.parquet"
     table = read_table(path, TOKENS_SCHEMA)
     is_victim = pc.equal(table["example_id"], victim)
     if drop == "last_position":
@@ -121,4 +121,4 @@ def test_a_tokens_table_missing_positions_is_refused(tiny_pipeline, tmp_path, dr
     assert kept.num_rows < table.num_rows
     write_table(kept, path, TOKENS_SCHEMA, table_metadata(path))
     with pytest.raises(DataError, match=f"example {victim}"):
-        load_frozen(params.paths, split, _width(params))
+        load_frozen(params.paths.base(0), split, _width(params))

@@ -23,7 +23,7 @@ SCALE = 10.0  # factor applied to the surprisal of edited rows
 
 
 def _tables(params) -> SurprisalTables:
-    return read_surprisal_tables(params.paths.surprisal_dir)
+    return read_surprisal_tables(params.paths.base(0).surprisal_dir)
 
 
 def _edited(tables: SurprisalTables, split: str | None, *, drop_train: bool = False):
@@ -46,7 +46,7 @@ def test_normalizer_json_is_the_train_mean_with_counts(tiny_pipeline):
     tables = _tables(tiny_pipeline)
     examples = tables.examples.to_pandas()
     train = examples[examples["split"] == TRAIN]
-    saved = json.loads(Path(tiny_pipeline.paths.normalizer).read_text())
+    saved = json.loads(Path(tiny_pipeline.paths.base(0).normalizer).read_text())
     assert saved["mean_surprisal"] == pytest.approx(train["surprisal_mean"].mean(), rel=1e-12)
     assert saved["mean_surprisal_sum"] == pytest.approx(train["surprisal_sum"].mean(), rel=1e-12)
     assert saved["n_examples"] == len(train) == tiny_pipeline.data.n_train

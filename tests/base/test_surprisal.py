@@ -44,7 +44,7 @@ EXAMPLES_PER_SPLIT = 5
 
 
 def _surprisal_file(params: Params, name: str) -> Path:
-    return Path(params.paths.surprisal_dir) / name
+    return Path(params.paths.base(0).surprisal_dir) / name
 
 
 def _tokens(params: Params) -> pd.DataFrame:
@@ -71,7 +71,7 @@ def test_token_surprisal_matches_an_independent_forward_pass(tiny_pipeline, spli
         max_x_len=world.length_max,
         max_y_len=world.max_y_len,
     )
-    model = load_base(params.paths.base_model)
+    model = load_base(params.paths.base(0).base_model)
     with torch.no_grad():
         logits = model(batch.decoder_input).double()  # (B, X+T, V)
     tokens = _tokens(params).set_index(["example_id", "position"]).sort_index()
@@ -129,7 +129,7 @@ def test_tables_have_the_spec_columns_zstd_and_the_base_sha(tiny_pipeline, name,
         for c in range(meta.num_columns)
     }
     assert compressions == {"ZSTD"}
-    expected_sha = hashlib.sha256(Path(tiny_pipeline.paths.base_model).read_bytes()).hexdigest()
+    expected_sha = hashlib.sha256(Path(tiny_pipeline.paths.base(0).base_model).read_bytes()).hexdigest()
     assert meta.metadata[BASE_SHA_KEY.encode()].decode() == expected_sha
 
 

@@ -391,12 +391,12 @@ def test_base_seeds_bench_retrains_upstream_in_scratch_and_pairs_the_variants(tm
     for variant, values in captures.items():
         for rate in RATES:
             for seed, value in enumerate(values):
-                where = Run(variant, rate, seed).eval_dir(params.paths.eval_dir)
+                where = Run(variant, rate, seed, 0).eval_dir(params.paths.eval_dir)
                 where.mkdir(parents=True)
                 capture = value if rate == HEADLINE else value / 2
                 (where / "metrics.json").write_text(json.dumps({"kl": rate, "capture": capture}))
-    Path(params.paths.base_meta).parent.mkdir(parents=True)
-    Path(params.paths.base_meta).write_text(json.dumps({"metrics": {"test_excess_nats": 0.125}}))
+    Path(params.paths.base(0).base_meta).parent.mkdir(parents=True)
+    Path(params.paths.base(0).base_meta).write_text(json.dumps({"metrics": {"test_excess_nats": 0.125}}))
     row = summarize("seed 7", params, ["token_mean", "mean_tok"], [0, 1, 2])
     assert row["test excess (nats/seq)"] == "0.1250"
     # token_mean: mean 0.6, s = 0.1, half-width t_{0.975,2} · 0.1/√3 = 4.3027 · 0.05774 = 0.2484

@@ -59,19 +59,19 @@ def solo(tiny_pipeline, tmp_path_factory) -> Params:
     """Each run of the group trained and evaluated alone, one thread."""
     params = _copy(tiny_pipeline, tmp_path_factory.mktemp("solo") / "copy")
     for rate in GROUP_RATES:
-        train_cvae.run(params, VARIANT, SEED, device="cpu", threads=1, rates=[rate])
-        evaluate.run(params, VARIANT, SEED, device="cpu", threads=1, rates=[rate])
+        train_cvae.run(params, 0, VARIANT, SEED, device="cpu", threads=1, rates=[rate])
+        evaluate.run(params, 0, VARIANT, SEED, device="cpu", threads=1, rates=[rate])
     return params
 
 
 @pytest.mark.parametrize("threads", [1, 2], ids=["lockstep", "side-by-side"])
 def test_a_group_member_equals_the_run_trained_alone(solo, tiny_pipeline, tmp_path, threads):
     params = _copy(tiny_pipeline, tmp_path / "group")
-    lasts = train_cvae.run(params, VARIANT, SEED, device="cpu", threads=threads)
-    evaluate.run(params, VARIANT, SEED, device="cpu", threads=threads)
+    lasts = train_cvae.run(params, 0, VARIANT, SEED, device="cpu", threads=threads)
+    evaluate.run(params, 0, VARIANT, SEED, device="cpu", threads=threads)
     assert len(lasts) == len(GROUP_RATES)
     for rate, last in zip(GROUP_RATES, lasts, strict=True):
-        run = Run(VARIANT, rate, SEED)
+        run = Run(VARIANT, rate, SEED, 0)
         grouped, alone = _state(params, run), _state(solo, run)
         assert grouped.keys() == alone.keys()
         for name, tensor in grouped.items():
@@ -86,8 +86,8 @@ def test_a_group_member_equals_the_run_trained_alone(solo, tiny_pipeline, tmp_pa
 def test_the_runs_of_a_group_differ_by_their_rate_alone(solo):
     """Same seed, same batches, same initialization: only the target rate tells them apart, and
     a higher target ends at a higher KL."""
-    states = [_state(solo, Run(VARIANT, rate, SEED)) for rate in GROUP_RATES]
+    states = [_state(solo, Run(VARIANT, rate, SEED, 0)) for rate in GROUP_RATES]
     injection = [s["z_injection.weight"] for s in states]
     assert not torch.equal(injection[0], injection[1])
-    kls = [_metrics(solo, Run(VARIANT, rate, SEED))["kl"] for rate in GROUP_RATES]
+    kls = [_metrics(solo, Run(VARIANT, rate, SEED, 0))["kl"] for rate in GROUP_RATES]
     assert np.all(np.diff(kls) > 0), kls

@@ -85,15 +85,15 @@ def _train_inputs(
     world = World.from_params(params.data).frames
     split, train = load_packed(params.paths.synthetic_dir, "train", world)
     val_split, val = load_packed(params.paths.synthetic_dir, "val", world)
-    frozen = load_frozen(params.paths, split, world.n_targets)
+    frozen = load_frozen(params.paths.base(0), split, world.n_targets)
     rows = slice(0, MONITOR_EXAMPLES)
-    val_base = load_frozen(params.paths, val_split, world.n_targets).sequence_surprisal[rows]
+    val_base = load_frozen(params.paths.base(0), val_split, world.n_targets).sequence_surprisal[rows]
     return train, frozen, select(val, rows), torch.from_numpy(val_base)
 
 
 def _fresh_cvae(params: Params, common: CommonCVAEParams, seed: int = SEED) -> CVAE:
     setup_torch(seed, device="cpu", threads=1)
-    return CVAE(load_base(params.paths.base_model), common.model)
+    return CVAE(load_base(params.paths.base(0).base_model), common.model)
 
 
 def _fit(
@@ -241,8 +241,8 @@ def test_a_nan_surprisal_stops_training_naming_the_step_and_a_term(tiny_pipeline
 def test_stage_writes_the_checkpoint_and_dvclive_metrics(tiny_pipeline, tmp_path):
     params = _copy_inputs(tiny_pipeline, tmp_path / "copy")
     variant, rate, seed = first_run(params)
-    (last,) = train_cvae.run(params, variant, seed, rates=[rate])
-    checkpoint = Run(variant, rate, seed).checkpoint(params.paths.cvae_dir)
+    (last,) = train_cvae.run(params, 0, variant, seed, rates=[rate])
+    checkpoint = Run(variant, rate, seed, 0).checkpoint(params.paths.cvae_dir)
     assert checkpoint == Path(params.paths.cvae_dir) / variant / f"seed{seed}" / f"rate{rate!r}.pt"
     payload = read_checkpoint(checkpoint, KIND_CVAE)
     assert payload["variant"] == variant
@@ -259,7 +259,7 @@ def test_stage_writes_the_checkpoint_and_dvclive_metrics(tiny_pipeline, tmp_path
     assert not list(checkpoint.parent.glob("*.tmp"))
 
     metrics = json.loads(
-        (Run(variant, rate, seed).live_dir(params.paths.cvae_live) / "metrics.json").read_text()
+        (Run(variant, rate, seed, 0).live_dir(params.paths.cvae_live) / "metrics.json").read_text()
     )
     expected = logged_names(params.cvae.variant(variant))
     assert expected <= set(metrics)
@@ -281,8 +281,8 @@ def test_a_failed_stage_leaves_no_checkpoint_and_no_temp_file(tiny_pipeline, tmp
 
     monkeypatch.setattr(train_cvae, "fit_group", diverge)
     with pytest.raises(NonFiniteLossError):
-        train_cvae.run(params, variant, seed, threads=1)
-    checkpoint = Run(variant, rate, seed).checkpoint(params.paths.cvae_dir)
+        train_cvae.run(params, 0, variant, seed, threads=1)
+    checkpoint = Run(variant, rate, seed, 0).checkpoint(params.paths.cvae_dir)
     assert not checkpoint.exists()
     cvae_dir = Path(params.paths.cvae_dir)
     leftovers = [p for p in cvae_dir.rglob("*") if p.is_file()] if cvae_dir.exists() else []
@@ -303,9 +303,9 @@ def test_the_run_records_the_device_and_threads_it_used(tiny_pipeline, tmp_path,
     params = _copy_inputs(tiny_pipeline, tmp_path / "copy")
     variant, rate, seed = first_run(params)
     monkeypatch.setenv("ZGAIN_THREADS", "1")
-    train_cvae.run(params, variant, seed, device="cpu", rates=[rate])
+    train_cvae.run(params, 0, variant, seed, device="cpu", rates=[rate])
     metrics = json.loads(
-        (Run(variant, rate, seed).live_dir(params.paths.cvae_live) / "metrics.json").read_text()
+        (Run(variant, rate, seed, 0).live_dir(params.paths.cvae_live) / "metrics.json").read_text()
     )
     assert metrics["environment"]["threads"] == 1
     assert metrics["environment"]["device"] == "cpu"
@@ -337,7 +337,7 @@ def test_a_frozen_decoder_gets_no_optimizer_group(tiny_pipeline):
 
     common = tiny_pipeline.cvae.common
     frozen_model = common.model.model_copy(update={"freeze_decoder": "all"})
-    model = CVAE(load_base(tiny_pipeline.paths.base_model), frozen_model)
+    model = CVAE(load_base(tiny_pipeline.paths.base(0).base_model), frozen_model)
     groups = param_groups(model, common.lr, common.decoder_lr)
     assert len(groups) == 1 and groups[0]["peak_lr"] == common.lr
 
@@ -411,5 +411,5 @@ def test_a_seed_that_is_not_listed_is_named_as_such(tiny_pipeline, stage):
     module = train_cvae if stage == "train" else evaluate
     variant = next(iter(tiny_pipeline.cvae.variants))
     with pytest.raises(ParamsError) as err:
-        module.run(tiny_pipeline, variant, 7)
+        module.run(tiny_pipeline, 0, variant, 7)
     assert err.value.lines == ("cvae.seeds: no seed 7 (listed: 0, 1)",)

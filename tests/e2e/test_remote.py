@@ -147,8 +147,8 @@ def test_the_assembled_report_equals_a_single_machine_run(
     params = parse_params(raw)
     for variant in VARIANTS:
         for seed in SEEDS:
-            train_cvae.run(params, variant, seed)
-            evaluate.run(params, variant, seed)
+            train_cvae.run(params, 0, variant, seed)
+            evaluate.run(params, 0, variant, seed)
     paths = params.paths.model_copy(update={"reports_dir": str(tmp_path / "reports")})
     report_stage.run(params.model_copy(update={"paths": paths}))
     single = tmp_path / "reports"

@@ -58,12 +58,12 @@ def _copy_pipeline(params: Params, dest: Path) -> Params:
 
 
 def _eval_table(params: Params, variant: str, seed: int) -> pd.DataFrame:
-    path = Run(variant, RATE, seed).eval_dir(params.paths.eval_dir) / "examples.parquet"
+    path = Run(variant, RATE, seed, 0).eval_dir(params.paths.eval_dir) / "examples.parquet"
     return read_table(path, EVAL_SCHEMA).to_pandas()
 
 
 def _eval_metrics(params: Params, variant: str, seed: int) -> dict[str, object]:
-    path = Run(variant, RATE, seed).eval_dir(params.paths.eval_dir) / "metrics.json"
+    path = Run(variant, RATE, seed, 0).eval_dir(params.paths.eval_dir) / "metrics.json"
     return json.loads(path.read_text())
 
 
@@ -85,7 +85,7 @@ def _assert_metric(metrics: dict[str, object], key: str, expected: float) -> Non
 
 @pytest.mark.parametrize(("variant", "seed"), RUNS)
 def test_table_has_the_schema_and_one_row_per_test_example(tiny_runs, variant, seed):
-    path = Run(variant, RATE, seed).eval_dir(tiny_runs.paths.eval_dir) / "examples.parquet"
+    path = Run(variant, RATE, seed, 0).eval_dir(tiny_runs.paths.eval_dir) / "examples.parquet"
     assert pq.read_schema(path).remove_metadata() == EVAL_SCHEMA
     table = _eval_table(tiny_runs, variant, seed)
     split = _test_split(tiny_runs)
@@ -111,7 +111,7 @@ def test_per_example_columns_are_consistent(tiny_runs, variant, seed):
     np.testing.assert_allclose(oracle_sum, table["oracle_info"], atol=SUM_TOL, rtol=0)
     # B, NLL*, I* are those of the frozen base's table for the same examples.
     examples = read_table(
-        Path(tiny_runs.paths.surprisal_dir) / "examples.parquet", EXAMPLES_SCHEMA
+        Path(tiny_runs.paths.base(0).surprisal_dir) / "examples.parquet", EXAMPLES_SCHEMA
     ).to_pandas()
     frozen = examples[examples["split"] == "test"].set_index("example_id").loc[table["example_id"]]
     np.testing.assert_allclose(table["surprisal_sum"], frozen["surprisal_sum"], rtol=SUM_TOL)
@@ -218,13 +218,13 @@ def test_token_level_and_recovery_metrics_recompute_from_the_table(tiny_runs, va
 def _untrained_checkpoint(params: Params, variant: str, seed: int, *, zero_posterior: bool) -> CVAE:
     """Save a CVAE straight after its entangled init where the evaluate stage looks for it."""
     torch.manual_seed(seed)
-    model = CVAE(load_base(params.paths.base_model), params.cvae.common.model)
+    model = CVAE(load_base(params.paths.base(0).base_model), params.cvae.common.model)
     if zero_posterior:
         # q(z|x,y) = N(0, I): the standard prior itself.
         torch.nn.init.zeros_(model.posterior_encoder.out.weight)
         torch.nn.init.zeros_(model.posterior_encoder.out.bias)
-    extra = {"variant": variant, "seed": seed, "base_sha256": sha256_file(params.paths.base_model)}
-    save_cvae(Run(variant, RATE, seed).checkpoint(params.paths.cvae_dir), model, extra=extra)
+    extra = {"variant": variant, "seed": seed, "base_sha256": sha256_file(params.paths.base(0).base_model)}
+    save_cvae(Run(variant, RATE, seed, 0).checkpoint(params.paths.cvae_dir), model, extra=extra)
     return model
 
 
@@ -236,7 +236,7 @@ def test_at_the_entangled_init_every_code_length_is_b_and_every_gain_is_zero(
     variant, seed = RUNS[0]
     assert params.cvae.common.model.prior == "standard"
     model = _untrained_checkpoint(params, variant, seed, zero_posterior=False)
-    (metrics,) = evaluate.run(params, variant, seed, device="cpu", rates=[RATE])
+    (metrics,) = evaluate.run(params, 0, variant, seed, device="cpu", rates=[RATE])
     table = _eval_table(params, variant, seed)
     base = table["surprisal_sum"]
     for column in ("nll_post", "nll_marginal", "nll_prior", "nll_shuffled"):
@@ -266,7 +266,7 @@ def test_with_q_equal_to_the_standard_prior_kl_is_zero_and_m_is_b(tiny_pipeline,
     params = _copy_pipeline(tiny_pipeline, tmp_path / "copy")
     variant, seed = RUNS[0]
     _untrained_checkpoint(params, variant, seed, zero_posterior=True)
-    (metrics,) = evaluate.run(params, variant, seed, device="cpu", rates=[RATE])
+    (metrics,) = evaluate.run(params, 0, variant, seed, device="cpu", rates=[RATE])
     table = _eval_table(params, variant, seed)
     np.testing.assert_array_equal(table["kl"], 0.0)
     np.testing.assert_allclose(table["nll_marginal"], table["surprisal_sum"], atol=INIT_TOL)
@@ -278,14 +278,14 @@ def test_with_q_equal_to_the_standard_prior_kl_is_zero_and_m_is_b(tiny_pipeline,
 def test_a_checkpoint_from_another_base_is_refused(tiny_pipeline, tmp_path, recorded):
     params = _copy_pipeline(tiny_pipeline, tmp_path / "copy")
     variant, seed = RUNS[0]
-    model = CVAE(load_base(params.paths.base_model), params.cvae.common.model)
+    model = CVAE(load_base(params.paths.base(0).base_model), params.cvae.common.model)
     extra = {"variant": variant, "seed": seed}
     if recorded is not None:
         extra["base_sha256"] = recorded
-    checkpoint = Run(variant, RATE, seed).checkpoint(params.paths.cvae_dir)
+    checkpoint = Run(variant, RATE, seed, 0).checkpoint(params.paths.cvae_dir)
     save_cvae(checkpoint, model, extra=extra)
     with pytest.raises(ProvenanceError, match=str(checkpoint)):
-        evaluate.run(params, variant, seed, device="cpu", rates=[RATE])
+        evaluate.run(params, 0, variant, seed, device="cpu", rates=[RATE])
 
 
 @pytest.mark.parametrize("n", [2, 3, 7, 100])
@@ -310,7 +310,7 @@ def test_shuffle_partner_needs_two_examples():
 def test_evaluation_is_deterministic_for_a_fixed_seed_and_changes_with_another(tiny_runs):
     params = tiny_runs
     variant, seed = RUNS[0]
-    model, _ = load_cvae(Run(variant, RATE, seed).checkpoint(params.paths.cvae_dir))
+    model, _ = load_cvae(Run(variant, RATE, seed, 0).checkpoint(params.paths.cvae_dir))
     _, batch = load_packed(params.paths.synthetic_dir, "test", _world(params))
     settings = params.evaluate
 

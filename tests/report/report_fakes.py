@@ -173,7 +173,7 @@ def write_curves(live_dir: Path, variant: str, rate: float, seed: int) -> None:
     controller's KL average `kl_ema` for one run."""
     from zgain.report.curves import CURVE_QUANTITIES
 
-    where = Run(variant, rate, seed).live_dir(live_dir) / "plots" / "metrics"
+    where = Run(variant, rate, seed, 0).live_dir(live_dir) / "plots" / "metrics"
     where.mkdir(parents=True, exist_ok=True)
     for quantity in (*CURVE_QUANTITIES, "kl_ema"):
         lines = [f"step\t{quantity}"] + [
@@ -185,7 +185,7 @@ def write_curves(live_dir: Path, variant: str, rate: float, seed: int) -> None:
 def write_run(
     eval_dir: Path, variant: str, seed: int, sum_marginal: float = -0.1, rate: float = HEADLINE
 ) -> None:
-    where = Run(variant, rate, seed).eval_dir(eval_dir)
+    where = Run(variant, rate, seed, 0).eval_dir(eval_dir)
     write_table(fake_examples(variant, seed), where / "examples.parquet", EVAL_SCHEMA)
     metrics = fake_metrics(variant, seed, sum_marginal, rate)
     write_json({**metrics, ENVIRONMENT_KEY: FAKE_ENVIRONMENT}, where / "metrics.json")

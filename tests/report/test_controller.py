@@ -74,7 +74,7 @@ def test_flagged_runs_group_by_cause_in_the_order_causes_are_tried() -> None:
 
 
 def test_a_missing_curve_names_the_file_and_the_stage_to_rerun(tmp_path: Path) -> None:
-    run = Run("token_mean", 1.0, 0)
+    run = Run("token_mean", 1.0, 0, 0)
     where = run.live_dir(tmp_path) / "plots" / "metrics"
     where.mkdir(parents=True)
     (where / "beta.tsv").write_text("step\tbeta\n25\t0.01\n")

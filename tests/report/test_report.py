@@ -64,7 +64,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Params, Path]:
     params = make_params(root)
     write_runs(Path(params.paths.eval_dir))
     # The removed variant's outputs stay on disk, even broken: they must never be read.
-    (Run(REMOVED, HEADLINE, 0).eval_dir(params.paths.eval_dir) / "metrics.json").write_text(
+    (Run(REMOVED, HEADLINE, 0, 0).eval_dir(params.paths.eval_dir) / "metrics.json").write_text(
         "not json"
     )
     report_stage.run(params)
@@ -113,7 +113,7 @@ def test_rerun_writes_identical_bytes_and_removes_stale_files(built: tuple[Param
 def test_missing_run_names_the_dvc_command(tmp_path: Path, missing_file: str) -> None:
     params = make_params(tmp_path)
     write_runs(Path(params.paths.eval_dir))
-    missing = Run("token_sum", LOW, 1).eval_dir(params.paths.eval_dir) / missing_file
+    missing = Run("token_sum", LOW, 1, 0).eval_dir(params.paths.eval_dir) / missing_file
     missing.unlink()
     pattern = re.escape(str(missing)) + r".*" + re.escape("`dvc repro evaluate@token_sum-1`")
     with pytest.raises(DataError, match=pattern):
@@ -124,7 +124,7 @@ def test_missing_run_names_the_dvc_command(tmp_path: Path, missing_file: str) ->
 def test_stale_metrics_without_a_new_key_fail(tmp_path: Path) -> None:
     params = make_params(tmp_path)
     write_runs(Path(params.paths.eval_dir))
-    path = Run("token_mean", HEADLINE, 2).eval_dir(params.paths.eval_dir) / "metrics.json"
+    path = Run("token_mean", HEADLINE, 2, 0).eval_dir(params.paths.eval_dir) / "metrics.json"
     metrics = json.loads(path.read_text())
     del metrics["z_information"]
     path.write_text(json.dumps(metrics))
@@ -135,7 +135,7 @@ def test_stale_metrics_without_a_new_key_fail(tmp_path: Path) -> None:
 def test_runs_disagreeing_on_the_split_fail(tmp_path: Path) -> None:
     params = make_params(tmp_path)
     write_runs(Path(params.paths.eval_dir))
-    path = Run("example_inverse", HEADLINE, 0).eval_dir(params.paths.eval_dir) / "metrics.json"
+    path = Run("example_inverse", HEADLINE, 0, 0).eval_dir(params.paths.eval_dir) / "metrics.json"
     metrics = json.loads(path.read_text())
     metrics["oracle_info"] += 1.0
     path.write_text(json.dumps(metrics))
@@ -145,7 +145,7 @@ def test_runs_disagreeing_on_the_split_fail(tmp_path: Path) -> None:
 
 def test_reserved_variant_names_are_refused(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="reserved"):
-        load_results(tmp_path, ("token_mean", "oracle"), (0,), 1.0)
+        load_results(tmp_path, ("token_mean", "oracle"), (0,), 1.0, base=0)
 
 
 def test_one_seed_report_builds(tmp_path: Path) -> None:
@@ -156,7 +156,7 @@ def test_one_seed_report_builds(tmp_path: Path) -> None:
 def test_missing_training_curve_names_the_file(tmp_path: Path) -> None:
     params = make_params(tmp_path)
     write_runs(Path(params.paths.eval_dir), live_dir=Path(params.paths.cvae_live))
-    curve = Run("token_sum", HEADLINE, 0).live_dir(params.paths.cvae_live) / "plots/metrics/kl.tsv"
+    curve = Run("token_sum", HEADLINE, 0, 0).live_dir(params.paths.cvae_live) / "plots/metrics/kl.tsv"
     curve.unlink()
     with pytest.raises(DataError, match=re.escape(str(curve))):
         report_stage.run(params)

@@ -16,7 +16,7 @@ from zgain.report.devices import device_kind
 
 def set_device(eval_dir: Path, variant: str, seed: int, device: str | None) -> None:
     for rate in RATES:
-        path = Run(variant, rate, seed).eval_dir(eval_dir) / "metrics.json"
+        path = Run(variant, rate, seed, 0).eval_dir(eval_dir) / "metrics.json"
         metrics = read_json(path)
         if device is None:
             del metrics[ENVIRONMENT_KEY]

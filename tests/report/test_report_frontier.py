@@ -131,13 +131,13 @@ def test_frontier_table_plot_and_rate_check() -> None:
     ]
     assert plot.loc[plot["series"] == "w", "marginal_gain"].tolist() == pytest.approx([0.1, 0.1])
     settled = {
-        Run(variant, rate, seed): ControllerEnd(0.05, rate, rate * 0.99, rate * 1.01)
+        Run(variant, rate, seed, 0): ControllerEnd(0.05, rate, rate * 0.99, rate * 1.01)
         for variant in ("v", "w")
         for rate in (0.5, 1.0)
         for seed in SEEDS
     }
     # seed 2 of v: β pinned at the floor at C = 0.5; on target on the train batches at C = 1.0
-    ends = settled | {Run("v", 0.5, 2): ControllerEnd(1e-4, 0.3, 0.29, 0.31)}
+    ends = settled | {Run("v", 0.5, 2, 0): ControllerEnd(1e-4, 0.3, 0.29, 0.31)}
     check = rate_check(by_rate, ends, (1e-4, 10.0))
     flagged = check[check["off"]]
     # only seed 2 of v is more than 10% off (+20%); +5% is within tolerance

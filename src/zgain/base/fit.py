@@ -43,6 +43,7 @@ def fit_base(
     val: SeqBatch,
     params: BaseParams,
     *,
+    seed: int,
     max_x_len: int,
     device: torch.device,
     log: LogFn,
@@ -51,13 +52,14 @@ def fit_base(
 
     The training loss is the token-sum NLL per sequence (mean over the batch), i.e. the
     sequence log-likelihood the oracle is stated in. Stops after `patience` validation passes
-    without improvement; `log(step, metrics)` receives every validation pass.
+    without improvement; `log(step, metrics)` receives every validation pass. `seed` (the
+    base's, one of base.seeds) orders the minibatches.
     """
     model.to(device).train()
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=params.lr, weight_decay=params.weight_decay
     )
-    generator = torch.Generator().manual_seed(params.seed)
+    generator = torch.Generator().manual_seed(seed)
     batches = minibatches(train.targets.shape[0], params.batch_size, generator)
     best = (float("inf"), 0, copy.deepcopy(model.state_dict()))
     passes_without_gain = 0

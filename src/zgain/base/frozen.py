@@ -18,7 +18,7 @@ from zgain.base.normalizer import Normalizer, load_normalizer
 from zgain.base.tables import read_surprisal_tables
 from zgain.core.errors import DataError
 from zgain.core.io import check_provenance
-from zgain.params import PathParams
+from zgain.params import BasePaths
 from zgain.world.splits import Split
 
 
@@ -67,14 +67,14 @@ def _aligned(
     return surprisal, mask
 
 
-def load_frozen(paths: PathParams, split: Split, width: int) -> FrozenSurprisal:
+def load_frozen(paths: BasePaths, split: Split, width: int) -> FrozenSurprisal:
     """Surprisal of `split` plus the normalizer, after checking all three artefacts agree."""
     (frozen,) = load_frozen_splits(paths, [split], width)
     return frozen
 
 
 def load_frozen_splits(
-    paths: PathParams, splits: Sequence[Split], width: int
+    paths: BasePaths, splits: Sequence[Split], width: int
 ) -> list[FrozenSurprisal]:
     """`load_frozen` of several splits, reading and checking the tables and hashing the base
     checkpoint once."""

@@ -17,7 +17,10 @@ from zgain.core.errors import USER_ERRORS
 
 USER_ERROR_EXIT = 2
 
-VariantOption = Annotated[str, typer.Option(help="a key of cvae.variants")]
+VariantOption = Annotated[
+    str | None, typer.Option(help="a key of cvae.variants (omitted: the confirming group)")
+]
+BaseOption = Annotated[int, typer.Option(help="base seed (one of base.seeds)")]
 RateOption = Annotated[float, typer.Option(help="target KL C in nats (one of cvae.rates)")]
 SeedOption = Annotated[int, typer.Option(help="training seed (one of cvae.seeds)")]
 

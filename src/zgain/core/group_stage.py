@@ -1,5 +1,5 @@
-"""What the two group stages (`train_cvae`, `evaluate`) share: the runs of one (variant, seed)
-group laid out over the machine, and the stage's command line
+"""What the group stages (`train_cvae`, `evaluate` and their confirming twins) share: the runs of
+one group laid out over the machine, and the stage's command line
 (docs/architecture.md#runs-and-groups)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from zgain.core.cli import SeedOption, VariantOption
+from zgain.core.cli import BaseOption, SeedOption, VariantOption
 from zgain.core.environment import (
     DeviceOption,
     ThreadsOption,
@@ -18,6 +18,7 @@ from zgain.core.environment import (
     resolve_threads,
     resolve_workers,
 )
+from zgain.core.errors import ParamsError
 from zgain.core.io import sweep_temporaries
 from zgain.core.runs import Group, Run
 from zgain.core.sidebyside import plan, side_by_side
@@ -33,20 +34,26 @@ def run_group(
     task: RunsTask,
     outputs: Callable[[Params, Run], Sequence[Path]],
     params: Params,
-    variant: str,
+    base: int,
+    variant: str | None,
     seed: int,
     device: str | None = None,
     threads: int | None = None,
     rates: list[float] | None = None,
 ) -> list[R]:
-    """task over the runs of group (variant, seed) at `rates` (default: every listed rate),
-    side by side as the device and threads allow; the results in the order of the rates.
+    """task over the runs of one group, side by side as the device and threads allow: with a
+    variant, the screening group (base, variant, seed) at `rates` (default: every listed rate);
+    without, the confirming group (base, seed) at cvae.confirm's variants and rates. The results
+    come in the group's run order (zgain.core.runs.Group.runs).
 
     Leftover temporaries of a killed attempt are swept from each run's `outputs` first.
     """
-    params.cvae.variant(variant)  # an unknown variant or seed stops here, by name
-    group = Group(variant, params.cvae.seed(seed))
-    runs = group.runs(params.cvae.rate(r) for r in (rates or params.cvae.rates))
+    group = resolve_group(params, base, variant, seed)
+    if group.confirming:
+        confirm = params.cvae.confirm
+        runs = group.runs(rates or confirm.rates, confirm.variants)
+    else:
+        runs = group.runs(params.cvae.rate(r) for r in (rates or params.cvae.rates))
     for one in runs:
         sweep_temporaries(*outputs(params, one))
     total = resolve_threads(threads, resolve_workers())
@@ -54,10 +61,30 @@ def run_group(
     return side_by_side(partial(task, params, device=device), runs, layout)
 
 
+def resolve_group(params: Params, base: int, variant: str | None, seed: int) -> Group:
+    """The group these stage options name; ParamsError naming an unknown variant, seed or base,
+    or a base of the other tier."""
+    params.base.seed(base)
+    screening = params.base.screening
+    if variant is None:
+        confirm = params.cvae.confirm
+        if base not in confirm.bases:
+            known = ", ".join(map(str, confirm.bases)) or "none"
+            raise ParamsError(f"cvae.confirm.bases: no base {base} (listed: {known})")
+        if seed not in confirm.seeds:
+            known = ", ".join(map(str, confirm.seeds))
+            raise ParamsError(f"cvae.confirm.seeds: no seed {seed} (listed: {known})")
+        return Group(base, seed)
+    params.cvae.variant(variant)
+    if base != screening:
+        raise ParamsError(f"--base {base}: screening groups train on base {screening} only")
+    return Group(base, params.cvae.seed(seed), variant)
+
+
 def group_runner(
     task: RunsTask, outputs: Callable[[Params, Run], Sequence[Path]], doc: str
 ) -> Callable[..., list]:
-    """A group stage's `run(params, variant, seed, device=None, threads=None, rates=None)`:
+    """A group stage's `run(params, base, variant, seed, device=None, threads=None, rates=None)`:
     `run_group` with this stage's task and per-run outputs, documented by `doc`."""
 
     run = partial(run_group, task, outputs)
@@ -66,20 +93,21 @@ def group_runner(
 
 
 def group_main(run: Callable[..., object]) -> Callable[..., None]:
-    """The command line of a group stage whose `run(params, variant, seed, device, threads)`
-    does the work: `--variant`, `--seed`, `--device`, `--threads`."""
+    """The command line of a group stage whose `run(params, base, variant, seed, device,
+    threads)` does the work: `--base`, `--variant` (omitted: the confirming group), `--seed`,
+    `--device`, `--threads`."""
 
     def main(
-        variant: VariantOption,
+        base: BaseOption,
         seed: SeedOption,
+        variant: VariantOption = None,
         device: DeviceOption = None,
         threads: ThreadsOption = None,
     ) -> None:
         params = load_params()
-        # an unknown variant or seed is a one-line error now, not after waiting for free CPUs
-        params.cvae.variant(variant)
-        params.cvae.seed(seed)
+        # an unknown group is a one-line error now, not after waiting for free CPUs
+        resolve_group(params, base, variant, seed)
         divide_cpus_by_default(threads)
-        run(params, variant, seed, device, threads)
+        run(params, base, variant, seed, device, threads)
 
     return main

@@ -1,14 +1,22 @@
 """Runs and groups: the one place that names a run's files and stages.
 
-A run is one (variant, target rate, seed) CVAE. A group is the runs of one variant and one seed
-at every target rate: one `train_cvae@<variant>-<seed>` stage trains them together and one
-`evaluate@<variant>-<seed>` stage scores them (docs/architecture.md#runs-and-groups). A group
-never spans seeds (adding a seed reruns no existing run) nor variants (editing one variant
-reruns only its groups). Each run keeps its own files under its group's folders:
+A run is one (variant, target rate, seed) CVAE on one base. A group is the runs one stage
+trains together and one stage scores (docs/architecture.md#runs-and-groups):
 
-    <cvae_dir>/<variant>/seed<seed>/rate<rate>.pt          checkpoint
-    <cvae_live>/<variant>/seed<seed>/rate<rate>/            dvclive curves and summary
-    <eval_dir>/<variant>/seed<seed>/rate<rate>/             examples.parquet, metrics.json
+- a screening group, the runs of one variant and one seed at every target rate on the
+  screening base: `train_cvae@<base>-<variant>-<seed>` and `evaluate@<base>-<variant>-<seed>`;
+- a confirming group, the runs of every contested variant at the headline rates for one
+  (base, seed) replicate: `confirm_train_cvae@<base>-<seed>` and
+  `confirm_evaluate@<base>-<seed>`.
+
+A group never spans seeds or bases (adding a seed or a base reruns no existing run), and a
+screening group never spans variants. Each run keeps its own files under its group's folders:
+
+    <cvae_dir>/base<b>/<variant>/seed<s>/rate<C>.pt             screening checkpoint
+    <cvae_dir>/base<b>/confirm-seed<s>/<variant>/rate<C>.pt     confirming checkpoint
+
+and likewise `<cvae_live>/…/rate<C>/` (dvclive curves) and `<eval_dir>/…/rate<C>/`
+(examples.parquet, metrics.json).
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ TRAIN_STAGE = "train_cvae"
 EVALUATE_STAGE = "evaluate"
 GROUP_STAGES = (TRAIN_STAGE, EVALUATE_STAGE)
 """The per-group stages, in DAG order."""
+CONFIRM_PREFIX = "confirm_"
+"""A confirming group's stages are its screening counterparts' names with this prefix."""
 KL_TARGET_KEY = "kl_target"
 """Key of the KL a run was trained toward (nats per example; None under a fixed β schedule), in
 its checkpoint payload and its evaluation's metrics.json."""
@@ -33,48 +43,69 @@ def rate_label(rate: float) -> str:
     return repr(float(rate))
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Group:
-    """The runs of one variant and one seed, trained and evaluated by one stage each."""
+    """The runs one stage trains and one scores: a screening group (one variant) or, with
+    `variant` None, the confirming group of replicate (base, seed)."""
 
-    variant: str
+    base: int
     seed: int
+    variant: str | None = None
+
+    @property
+    def confirming(self) -> bool:
+        return self.variant is None
 
     @property
     def item(self) -> str:
-        """What follows `@` in the group's stage names: `token_mean-0`."""
-        return f"{self.variant}-{self.seed}"
+        """What follows `@` in the group's stage names: `0-token_mean-0`, or `1-0`."""
+        if self.variant is None:
+            return f"{self.base}-{self.seed}"
+        return f"{self.base}-{self.variant}-{self.seed}"
 
     def stage(self, stage: str) -> str:
-        """`train_cvae@token_mean-0` for stage `train_cvae`."""
-        return f"{stage}@{self.item}"
+        """`train_cvae@0-token_mean-0`, or `confirm_train_cvae@1-0`, for stage `train_cvae`."""
+        prefix = CONFIRM_PREFIX if self.confirming else ""
+        return f"{prefix}{stage}@{self.item}"
 
-    def runs(self, rates: Iterable[float]) -> list[Run]:
-        """The group's runs, one per target rate, in the order given."""
-        return [Run(self.variant, rate, self.seed) for rate in rates]
+    def runs(self, rates: Iterable[float], variants: Iterable[str] = ()) -> list[Run]:
+        """The group's runs: one per rate (screening), or per variant and rate (confirming)."""
+        rates = list(rates)
+        if self.variant is not None:
+            return [Run(self.variant, rate, self.seed, self.base) for rate in rates]
+        return [Run(v, rate, self.seed, self.base, True) for v in variants for rate in rates]
 
     def folder(self, root: str | Path) -> Path:
-        """`<root>/<variant>/seed<seed>`: the group's folder under `paths.cvae_dir`,
-        `paths.cvae_live` or `paths.eval_dir` (each a stage output)."""
-        return Path(root) / self.variant / f"seed{self.seed}"
+        """The group's folder under `paths.cvae_dir`, `paths.cvae_live` or `paths.eval_dir`
+        (each a stage output): `<root>/base<b>/<variant>/seed<s>` or
+        `<root>/base<b>/confirm-seed<s>`."""
+        base = Path(root) / f"base{self.base}"
+        if self.variant is None:
+            return base / f"confirm-seed{self.seed}"
+        return base / self.variant / f"seed{self.seed}"
 
 
 @dataclass(frozen=True, order=True)
 class Run:
-    """One (variant, target rate, seed) CVAE run and where its files live."""
+    """One (variant, target rate, seed) CVAE run on base `base` and where its files live;
+    `confirming`: trained by its replicate's confirming group."""
 
     variant: str
     rate: float
     seed: int
+    base: int
+    confirming: bool = False
 
     @property
     def group(self) -> Group:
-        return Group(self.variant, self.seed)
+        if self.confirming:
+            return Group(self.base, self.seed)
+        return Group(self.base, self.seed, self.variant)
 
     @property
     def label(self) -> str:
-        """How messages and tables name the run: `token_mean C = 1.0 seed 0`."""
-        return f"{self.variant} C = {rate_label(self.rate)} seed {self.seed}"
+        """How messages and tables name the run: `token_mean C = 1.0 seed 0 base 0`."""
+        return f"{self.variant} C = {rate_label(self.rate)} seed {self.seed} base {self.base}"
 
     @property
     def target_rate(self) -> float:
@@ -85,20 +116,29 @@ class Run:
         """The stage that produces this run's files (its group's stage)."""
         return self.group.stage(stage)
 
+    def _folder(self, root: str | Path) -> Path:
+        folder = self.group.folder(root)
+        return folder / self.variant if self.confirming else folder
+
     def checkpoint(self, cvae_dir: str | Path) -> Path:
         """The run's checkpoint under `paths.cvae_dir`."""
-        return self.group.folder(cvae_dir) / f"rate{rate_label(self.rate)}.pt"
+        return self._folder(cvae_dir) / f"rate{rate_label(self.rate)}.pt"
 
     def live_dir(self, cvae_live: str | Path) -> Path:
         """The run's dvclive folder (curves under plots/metrics/) under `paths.cvae_live`."""
-        return self.group.folder(cvae_live) / f"rate{rate_label(self.rate)}"
+        return self._folder(cvae_live) / f"rate{rate_label(self.rate)}"
 
     def eval_dir(self, eval_dir: str | Path) -> Path:
         """The run's evaluation folder (examples.parquet, metrics.json) under `paths.eval_dir`."""
-        return self.group.folder(eval_dir) / f"rate{rate_label(self.rate)}"
+        return self._folder(eval_dir) / f"rate{rate_label(self.rate)}"
 
 
-def study_runs(variants: Iterable[str], rates: Iterable[float], seeds: Iterable[int]) -> list[Run]:
-    """Every run of a study, variant-major, then rate, then seed."""
-    rates, seeds = list(rates), list(seeds)
-    return [Run(v, r, s) for v in variants for r in rates for s in seeds]
+def replicate_runs(
+    variants: Iterable[str], rate: float, replicates: Iterable[tuple[int, int]], screening: int
+) -> list[Run]:
+    """The runs of `variants` at `rate` for each (base, seed) replicate: the screening
+    group's on the screening base, the confirming group's on every other."""
+    variants = list(variants)
+    return [
+        Run(v, rate, seed, base, base != screening) for base, seed in replicates for v in variants
+    ]

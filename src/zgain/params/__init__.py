@@ -24,6 +24,8 @@ from ruamel.yaml.error import YAMLError
 from zgain.core.errors import ParamsError
 from zgain.params.blocks import (
     BaseParams,
+    BasePaths,
+    ConfirmParams,
     BetaScheduleName,
     CommonCVAEParams,
     CVAEConfig,
@@ -48,6 +50,8 @@ __all__ = [
     "PARAMS_FILE",
     "VARIANT_NAME",
     "BaseParams",
+    "BasePaths",
+    "ConfirmParams",
     "BetaScheduleName",
     "RateRule",
     "CVAEConfig",

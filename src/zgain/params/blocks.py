@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Annotated, Literal
 
@@ -33,16 +34,39 @@ class PathParams(Block):
 
     synthetic_dir: StrictStr  # generate: {train,val,test}.parquet (of either data source)
     pairs_dir: StrictStr  # data.source pairs: the folder of the user's pairs files (a generate dep)
-    base_model: StrictStr  # train_base: frozen base checkpoint
-    base_meta: StrictStr  # train_base: config, metrics and sha256 of the checkpoint
-    base_live: StrictStr  # train_base: dvclive directory
-    surprisal_dir: StrictStr  # surprisal: tokens.parquet, examples.parquet
-    normalizer: StrictStr  # normalizer: E[b], E[B], counts, base sha256
+    bases_dir: StrictStr  # train_base@<b>: <b>/base.pt (frozen checkpoint), <b>/base.json
+    base_live: StrictStr  # train_base@<b>: <b>/, its dvclive directory
+    surprisal_dir: StrictStr  # surprisal@<b>: <b>/tokens.parquet, <b>/examples.parquet
+    normalizer_dir: StrictStr  # normalizer@<b>: <b>.json (E[b], E[B], counts, base sha256)
     code_dir: StrictStr  # code_digest: <group stage>.json, the sha256 of each file it imports
-    cvae_dir: StrictStr  # train_cvae: <variant>/seed<s>.pt
-    cvae_live: StrictStr  # train_cvae: dvclive/<variant>/seed<s>
-    eval_dir: StrictStr  # evaluate: <variant>/seed<s>/{examples.parquet,metrics.json}
+    cvae_dir: StrictStr  # train_cvae: base<b>/<variant>/seed<s>/rate<C>.pt (zgain.core.runs)
+    cvae_live: StrictStr  # train_cvae: base<b>/<variant>/seed<s>/rate<C>/
+    eval_dir: StrictStr  # evaluate: base<b>/<variant>/seed<s>/rate<C>/
     reports_dir: StrictStr  # report: summary.md, tables, figures, metrics.json
+
+    def base(self, seed: int) -> BasePaths:
+        """The files of the base trained with `seed` (docs/architecture.md#bases)."""
+        folder = PurePosixPath(self.bases_dir) / str(seed)
+        return BasePaths(
+            seed=seed,
+            base_model=str(folder / "base.pt"),
+            base_meta=str(folder / "base.json"),
+            base_live=str(PurePosixPath(self.base_live) / str(seed)),
+            surprisal_dir=str(PurePosixPath(self.surprisal_dir) / str(seed)),
+            normalizer=str(PurePosixPath(self.normalizer_dir) / f"{seed}.json"),
+        )
+
+
+@dataclass(frozen=True)
+class BasePaths:
+    """Where one base's stages write (`train_base@<b>`, `surprisal@<b>`, `normalizer@<b>`)."""
+
+    seed: int
+    base_model: str  # frozen base checkpoint
+    base_meta: str  # config, metrics and sha256 of the checkpoint
+    base_live: str  # dvclive directory of its training
+    surprisal_dir: str  # tokens.parquet, examples.parquet
+    normalizer: str  # E[b], E[B], counts, base sha256
 
 
 class TransformerConfig(Block):
@@ -62,9 +86,10 @@ class TransformerConfig(Block):
 
 
 class BaseParams(Block):
-    """The frozen base model p_base(y | x) and how it is trained."""
+    """The frozen bases p_base(y | x): one per seed, each trained the same way."""
 
-    seed: StrictInt
+    # one base per seed (docs/architecture.md#bases); the first also carries the screening tier
+    seeds: tuple[StrictInt, ...]
     model: TransformerConfig
     lr: PositiveFloat  # peak AdamW learning rate
     weight_decay: NonNegativeFloat
@@ -77,9 +102,27 @@ class BaseParams(Block):
 
     @model_validator(mode="after")
     def _warmup_fits(self) -> BaseParams:
+        errors = []
+        if not self.seeds:
+            errors.append(fail("seeds", "needs at least one base seed", list(self.seeds)))
+        if len(set(self.seeds)) != len(self.seeds):
+            errors.append(fail("seeds", "must not repeat a seed", list(self.seeds)))
         if self.warmup_steps > self.max_steps:
-            raise fail("warmup_steps", "must be in [0, max_steps]", self.warmup_steps)
+            errors.append(fail("warmup_steps", "must be in [0, max_steps]", self.warmup_steps))
+        raise_all(errors)
         return self
+
+    @property
+    def screening(self) -> int:
+        """The base of the screening tier: the first listed."""
+        return self.seeds[0]
+
+    def seed(self, value: int) -> int:
+        """The listed base seed equal to `value`; ParamsError if base.seeds has none."""
+        if value in self.seeds:
+            return value
+        known = ", ".join(map(str, self.seeds))
+        raise ParamsError(f"base.seeds: no base {value!r} (listed: {known})")
 
 
 class SurprisalParams(Block):
@@ -219,17 +262,48 @@ class ResolvedVariant(Block):
     free_bits: float
 
 
+class ConfirmParams(Block):
+    """The confirming tier (docs/architecture.md#the-design): the contested variants at the
+    headline rates, on every base after the screening one, one stage per (base, seed)."""
+
+    bases: tuple[StrictInt, ...]  # base.seeds after the first (empty: one base, no tier)
+    seeds: tuple[StrictInt, ...]  # CVAE seeds per base
+    variants: tuple[StrictStr, ...]  # keys of cvae.variants
+    rates: tuple[Rate, ...]  # entries of cvae.rates
+
+    @model_validator(mode="after")
+    def _distinct(self) -> ConfirmParams:
+        errors = []
+        for key in ("bases", "seeds", "variants", "rates"):
+            values = getattr(self, key)
+            if len(set(values)) != len(values):
+                errors.append(fail(key, "must not repeat an entry", list(values)))
+            if key != "bases" and not values:
+                errors.append(fail(key, "needs at least one entry", list(values)))
+        raise_all(errors)
+        return self
+
+
 class CVAEParams(Block):
-    seeds: tuple[StrictInt, ...]  # every variant is trained once per seed
+    seeds: tuple[StrictInt, ...]  # screening tier: every variant and rate once per seed
     # target rates C (nats per example), one run per variant × rate × seed; a fixed β schedule
     # targets no rate, so it takes exactly one entry, which only names the runs' files
     rates: tuple[Rate, ...]
     common: CommonCVAEParams
     variants: dict[StrictStr, VariantParams]
+    confirm: ConfirmParams
 
     @model_validator(mode="after")
     def _consistent(self) -> CVAEParams:
         errors = []
+        for name in self.confirm.variants:
+            if name not in self.variants:
+                known = ", ".join(self.variants)
+                errors.append(fail("confirm.variants", f"must name keys of variants ({known})", name))
+        for rate in self.confirm.rates:
+            if rate not in self.rates:
+                known = ", ".join(map(repr, self.rates))
+                errors.append(fail("confirm.rates", f"must be entries of rates ({known})", rate))
         if not self.rates:
             errors.append(fail("rates", "needs at least one rate", list(self.rates)))
         if len(set(self.rates)) != len(self.rates):
@@ -334,6 +408,10 @@ class Params(Block):
         """Values whose valid range depends on another block: every problem, one line each."""
         errors = []
         errors += report_errors(self.report, self.cvae.variants)
+        others = list(self.base.seeds[1:])
+        if list(self.cvae.confirm.bases) != others:
+            text = f"must list base.seeds after the first, in order ({others})"
+            errors.append(fail("cvae.confirm.bases", text, list(self.cvae.confirm.bases)))
         if isinstance(self.data, DataParams):
             errors += self._fit_synthetic(self.data)
         else:

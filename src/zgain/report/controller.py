@@ -85,7 +85,7 @@ def read_controller_end(live_dir: str | Path, run: Run) -> ControllerEnd:
 def targeted_runs(by_rate: Mapping[float, EvalResults]) -> list[Run]:
     """The runs trained toward a target rate (a finite `kl_target` in their metrics)."""
     return [
-        Run(row["variant"], rate, int(row["seed"]))
+        Run(row["variant"], rate, int(row["seed"]), results.base)
         for rate, results in by_rate.items()
         for _, row in results.runs.iterrows()
         if math.isfinite(float(row.get(KL_TARGET_KEY, math.nan)))

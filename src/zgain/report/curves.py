@@ -46,12 +46,14 @@ def learning_curves(
     rate: float,
     seeds: Sequence[int],
     quantity: str,
+    base: int,
 ) -> pd.DataFrame:
-    """(step, series, quantity) rows of one quantity over every listed run at `rate`."""
+    """(step, series, quantity) rows of one quantity over every listed screening run on `base`
+    at `rate`."""
     frames = []
     for variant in variants:
         for seed in seeds:
-            path = curve_path(live_dir, Run(variant, rate, seed), quantity)
+            path = curve_path(live_dir, Run(variant, rate, seed, base), quantity)
             curve = read_curve(path, quantity).reset_index()
             curve.insert(1, "series", f"{variant}/seed{seed}")
             frames.append(curve)

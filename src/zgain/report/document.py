@@ -27,6 +27,15 @@ from zgain.report.adjust import (
     adjustment_table,
     with_adjusted,
 )
+from zgain.report.bases import (
+    BASES_TABLE,
+    PROCEDURE_TABLE,
+    BaseRuns,
+    bases_table,
+    comparisons,
+    procedure_section,
+    procedure_table,
+)
 from zgain.report.commentary import (
     damage_sentences,
     fmt,
@@ -206,6 +215,7 @@ def summary_markdown(
     tables: Mapping[str, pd.DataFrame],
     figures: Sequence[str],
     coverage: Coverage,
+    bases: Sequence[BaseRuns] = (),
 ) -> str:
     """The Markdown summary: header, rates reached, the decomposition at every rate, the
     equal-rate check, the headline rate's other tables and paired comparisons, commentary,
@@ -214,7 +224,9 @@ def summary_markdown(
     n_seeds, confidence = len(results.seeds), params.report.confidence
     method = method_label(n_seeds, confidence)
     title, setup = header(params, results, list(by_rate))
-    findings = findings_lines(params, by_rate, headline, tables, tables[FRONTIER_TABLE], coverage)
+    findings = findings_lines(
+        params, by_rate, headline, tables, tables[FRONTIER_TABLE], coverage, bases
+    )
     lines = [*title, *findings]
     lines += ["", "## Setup", "", *setup]
     other = "world" if isinstance(params.data, DataParams) else "split of these pairs"
@@ -253,6 +265,9 @@ def summary_markdown(
         lines += ["", f"## {spec.title}{at}", "", text, ""]
         lines.append(render_table(spec, tables[STRATEGY_TABLE], n_seeds, header=str))
         number += 1
+    if PROCEDURE_TABLE in tables:
+        lines += ["", *procedure_section(tables[PROCEDURE_TABLE], tables[BASES_TABLE], number)]
+        number += 2
     lines += [
         "",
         *verdicts_section(tables[VERDICT_TABLE], coverage.verdict_metrics, method, number),
@@ -284,13 +299,15 @@ def build_report(
     params: Params,
     controller: Mapping[Run, ControllerEnd],
     curves: Mapping[str, pd.DataFrame] | None = None,
+    bases: Sequence[BaseRuns] = (),
 ) -> Report:
     """Every table, figure and metric of `reports/` for the listed runs at every target rate.
 
     by_rate maps each target rate (params order) to its runs; controller holds the rate
     controller's end state of every run with a target (zgain.report.controller); curves holds
     the learning-curve plot tables by quantity (zgain.report.curves), written as
-    plots/learning_<quantity>.csv.
+    plots/learning_<quantity>.csv; bases holds every base's runs of the contested variants
+    (zgain.report.bases), whose comparisons over bases make tables/procedure.csv.
     """
     confidence = params.report.confidence
     latent_dim = params.cvae.common.model.latent_dim
@@ -325,6 +342,9 @@ def build_report(
     tables[POSITION_TABLE] = information_by_position(results, confidence, coverage.token_oracle)
     if coverage.strategies:
         tables[STRATEGY_TABLE] = information_by_strategy(results, coverage.strategies, confidence)
+    if bases:
+        tables[PROCEDURE_TABLE] = procedure_table(bases, comparisons(params), adjusted, confidence)
+        tables[BASES_TABLE] = bases_table(bases, params.cvae.confirm.variants, adjusted, "capture")
     tables[RUNS_TABLE] = runs_table(by_rate)
     tables[RATE_CHECK_TABLE] = rate_check(by_rate, controller, beta_bounds(params))
     tables[FRONTIER_TABLE] = frontier_table(by_rate, confidence)
@@ -369,7 +389,9 @@ def build_report(
         plots=plots,
         figures=figures,
         metrics=metrics_summary(results, headline, tables[ADJUSTMENT_TABLE]),
-        summary=summary_markdown(params, by_rate, headline, tables, list(figures), coverage),
+        summary=summary_markdown(
+            params, by_rate, headline, tables, list(figures), coverage, bases
+        ),
     )
 
 

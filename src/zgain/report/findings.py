@@ -15,6 +15,7 @@ import pandas as pd
 
 from zgain.core.runs import rate_label
 from zgain.params import DataParams, PairsParams, Params
+from zgain.report.bases import PROCEDURE_TABLE, BaseRuns, procedure_sentence
 from zgain.report.commentary import fmt
 from zgain.report.coverage import Coverage
 from zgain.report.loading import EvalResults
@@ -227,6 +228,7 @@ def findings_lines(
     tables: Mapping[str, pd.DataFrame],
     frontier: pd.DataFrame,
     coverage: Coverage,
+    bases: Sequence[BaseRuns] = (),
 ) -> list[str]:
     """The `## Findings` section (without the blank line before it): what holds, then the
     verdict table, then what it holds on and by which rule, in that order."""
@@ -257,7 +259,14 @@ def findings_lines(
         ]
     lines += ["", rule_sentence(tables, verdicts, metrics, params, len(by_rate))]
     scope = world_sentence(params.data, results.split_value("n_examples"))
-    lines += ["", f"{scope} {one_base(params)}"]
+    procedure = (
+        procedure_sentence(tables[PROCEDURE_TABLE], bases, headline)
+        if PROCEDURE_TABLE in tables
+        else ""
+    )
+    lines += ["", f"{scope} {one_base(params)}" if not procedure else scope]
+    if procedure:
+        lines += ["", procedure]
     plateau = tables.get(PLATEAU_TABLE)
     for extra in (
         "" if plateau is None else plateau_sentence(plateau, headline),

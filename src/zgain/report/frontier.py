@@ -102,7 +102,7 @@ def rate_check(
                 "off": off,
             }
             if math.isfinite(target):
-                end = controller[Run(run["variant"], rate, int(run["seed"]))]
+                end = controller[Run(run["variant"], rate, int(run["seed"]), results.base)]
                 row |= end.row()
                 if off:
                     row["cause"] = miss_cause(end, target, *beta_bounds, RATE_TOLERANCE)

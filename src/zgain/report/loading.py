@@ -100,6 +100,7 @@ class EvalResults:
     runs: pd.DataFrame
     positions: pd.DataFrame
     strategies: pd.DataFrame
+    base: int = 0  # the base seed these runs trained on
 
     def values(self, variant: str, metric: str) -> np.ndarray:
         """(n_seeds,) values of one metric for one variant, in seed order (NaN if undefined)."""
@@ -111,22 +112,18 @@ class EvalResults:
         return float(self.runs[metric].iloc[0])
 
 
-def stage_name(variant: str, rate: float, seed: int) -> str:
-    """The dvc.yaml matrix stage that writes this run's evaluation (its group's)."""
-    return Run(variant, rate, seed).stage(EVALUATE_STAGE)
-
-
-def missing_run(variant: str, rate: float, seed: int, path: Path) -> DataError:
+def missing_run(run: Run, path: Path) -> DataError:
     return DataError(
-        f"evaluation of variant {variant!r}, rate {rate_label(rate)}, seed {seed} is missing: "
-        f"{path} not found (run `dvc repro {stage_name(variant, rate, seed)}`)"
+        f"evaluation of variant {run.variant!r}, rate {rate_label(run.rate)}, seed {run.seed}, "
+        f"base {run.base} is missing: {path} not found "
+        f"(run `dvc repro {run.stage(EVALUATE_STAGE)}`)"
     )
 
 
-def read_run_metrics(path: Path, variant: str, rate: float, seed: int) -> dict[str, float]:
+def read_run_metrics(path: Path, run: Run) -> dict[str, float]:
     """The numbers of one metrics.json (null -> NaN); the environment entry is ignored."""
     if not path.is_file():
-        raise missing_run(variant, rate, seed, path)
+        raise missing_run(run, path)
     raw = read_json(path)
     if not isinstance(raw, dict):
         raise DataError(f"{path}: expected a flat mapping of metrics, got {type(raw).__name__}")
@@ -134,7 +131,7 @@ def read_run_metrics(path: Path, variant: str, rate: float, seed: int) -> dict[s
     if missing:
         raise DataError(
             f"{path}: metrics {missing} are missing (stale output: run "
-            f"`dvc repro {stage_name(variant, rate, seed)}`)"
+            f"`dvc repro {run.stage(EVALUATE_STAGE)}`)"
         )
     metrics = {}
     for key, value in raw.items():
@@ -146,10 +143,11 @@ def read_run_metrics(path: Path, variant: str, rate: float, seed: int) -> dict[s
     return metrics
 
 
-def read_run_examples(path: Path, variant: str, rate: float, seed: int) -> pa.Table:
+def read_run_examples(path: Path, run: Run) -> pa.Table:
     """The columns of examples.parquet the report reads, checked against EVAL_SCHEMA."""
+    variant, seed = run.variant, run.seed
     if not path.is_file():
-        raise missing_run(variant, rate, seed, path)
+        raise missing_run(run, path)
     table = read_table(path, EVAL_SCHEMA, columns=EXAMPLE_COLUMNS)
     found = set(zip(table["variant"].to_pylist(), table["seed"].to_pylist(), strict=True))
     if found != {(variant, seed)}:
@@ -203,10 +201,16 @@ def check_split_keys(runs: pd.DataFrame) -> None:
 
 
 def load_results(
-    eval_dir: str | Path, variants: Sequence[str], seeds: Sequence[int], rate: float
+    eval_dir: str | Path,
+    variants: Sequence[str],
+    seeds: Sequence[int],
+    rate: float,
+    *,
+    base: int,
+    confirming: bool = False,
 ) -> EvalResults:
-    """Read the listed runs at target rate `rate`; raise DataError naming a missing, stale or
-    inconsistent run."""
+    """Read the listed runs on base `base` at target rate `rate` (`confirming`: the confirming
+    groups' runs); raise DataError naming a missing, stale or inconsistent run."""
     reserved = sorted(RESERVED_NAMES & set(variants))
     if reserved:
         raise DataError(f"variant names {reserved} are reserved for the report's reference rows")
@@ -214,9 +218,10 @@ def load_results(
     reference_ids: np.ndarray | None = None
     for variant in variants:
         for seed in seeds:
-            where = Run(variant, rate, seed).eval_dir(eval_dir)
-            metrics = read_run_metrics(where / METRICS_FILE, variant, rate, seed)
-            table = read_run_examples(where / EXAMPLES_FILE, variant, rate, seed)
+            run = Run(variant, rate, seed, base, confirming)
+            where = run.eval_dir(eval_dir)
+            metrics = read_run_metrics(where / METRICS_FILE, run)
+            table = read_run_examples(where / EXAMPLES_FILE, run)
             if metrics["n_examples"] != table.num_rows:
                 raise DataError(
                     f"{where}: metrics.json counts {metrics['n_examples']:.0f} examples "
@@ -240,4 +245,5 @@ def load_results(
         runs=frame,
         positions=pd.concat(positions, ignore_index=True),
         strategies=pd.concat(strategies, ignore_index=True),
+        base=base,
     )

@@ -334,7 +334,8 @@ def data_line(data: DataParams | PairsParams, n_test: float) -> str:
 def one_base(params: Params) -> str:
     """What every interval and verdict is conditional on: the one base all runs start from."""
     return (
-        f"Every run starts from one base (`base.seed` = {params.base.seed}): the intervals and "
+        f"Every run starts from one base (`base.seeds` = [{params.base.screening}]): the "
+        "intervals and "
         "verdicts are over CVAE seeds given that base "
         "([why](../docs/usage.md#what-is-and-is-not-reproducible))."
     )

@@ -1,0 +1,261 @@
+"""The procedure's replicates: every base's runs of the contested variants, and the comparisons
+whose intervals are over bases (docs/method.md#claims-about-the-procedure).
+
+The screening tier (every variant and rate on the first base, `cvae.seeds`) gives the report's
+seed-level tables and verdicts, which are conditional on that base. The confirming tier (the
+variants of `cvae.confirm` at its rates on every other base, `cvae.confirm.seeds`) together with
+the screening base's runs of those variants gives one value per (base, seed) replicate; each is
+moved to exactly C along the screening base's frontier slope (zgain.report.adjust), a run more
+than RATE_TOLERANCE off its target being left out, so no value moves by more than that share of
+C. Differences a − b pair the runs of one replicate; their interval is over the per-base means
+(zgain.report.procedure).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from zgain.core.errors import DataError
+from zgain.core.io import read_json
+from zgain.evaluate.schema import KL_TARGET_KEY
+from zgain.params import Params
+from zgain.report.adjust import Adjusted, adjust_to_rate
+from zgain.report.commentary import fmt, fmt_stats
+from zgain.report.frontier import outside_tolerance
+from zgain.report.loading import EvalResults, load_results
+from zgain.report.markdown import frame_table
+from zgain.report.procedure import detectable_difference, procedure_interval
+
+PROCEDURE_TABLE = "procedure"
+BASES_TABLE = "bases"
+PROCEDURE_METRICS = ("capture", "marginal_gain")
+"""The metrics compared over bases: the verdict table's two."""
+PROCEDURE_COLUMNS = [
+    "a",
+    "b",
+    "rate",
+    "metric",
+    "mean",
+    "low",
+    "high",
+    "n",
+    "replicates",
+    "sigma_b",
+    "sigma_w",
+    "detectable",
+    "excluded",
+]
+SCREENING, CONFIRMING = "screening", "confirming"
+
+
+@dataclass(frozen=True)
+class BaseRuns:
+    """One base: its tier, checkpoint sha256, test excess over the oracle (nats/seq) and its
+    runs of the contested variants at each confirming rate."""
+
+    seed: int
+    tier: str
+    sha256: str
+    test_excess: float
+    results: Mapping[float, EvalResults]
+
+    def values(self, variant: str, rate: float, metric: str, slope: float) -> pd.DataFrame:
+        """(base, seed, value): the replicates' `metric` moved to exactly `rate` along `slope`
+        (NaN for a run off its target)."""
+        at = self.results[rate]
+        kl = at.values(variant, "kl")
+        off = outside_tolerance(kl, at.values(variant, KL_TARGET_KEY))
+        moved = adjust_to_rate(at.values(variant, metric), kl, rate, slope)
+        return pd.DataFrame(
+            {"base": self.seed, "seed": list(at.seeds), "value": np.where(off, math.nan, moved)}
+        )
+
+    def n_off(self, variants: Sequence[str], rate: float) -> int:
+        at = self.results[rate]
+        return sum(
+            int(outside_tolerance(at.values(v, "kl"), at.values(v, KL_TARGET_KEY)).sum())
+            for v in variants
+        )
+
+
+def base_facts(meta_path: str | Path) -> tuple[str, float]:
+    """(sha256, test excess in nats/seq; NaN without an oracle) from a base's base.json."""
+    path = Path(meta_path)
+    if not path.is_file():
+        raise DataError(f"{path} not found: run `dvc repro train_base`")
+    meta = read_json(path)
+    excess = meta.get("metrics", {}).get("test_excess_nats")
+    return str(meta["sha256"]), math.nan if excess is None else float(excess)
+
+
+def load_bases(params: Params) -> list[BaseRuns]:
+    """Every base's runs of `cvae.confirm.variants` at `cvae.confirm.rates`, in base.seeds
+    order: the screening base's from its screening groups, the others' from their confirming
+    groups."""
+    confirm, screening = params.cvae.confirm, params.base.screening
+    out = []
+    for seed in params.base.seeds:
+        sha, excess = base_facts(params.paths.base(seed).base_meta)
+        first = seed == screening
+        seeds = params.cvae.seeds if first else confirm.seeds
+        results = {
+            rate: load_results(
+                params.paths.eval_dir,
+                confirm.variants,
+                seeds,
+                rate,
+                base=seed,
+                confirming=not first,
+            )
+            for rate in confirm.rates
+        }
+        out.append(BaseRuns(seed, SCREENING if first else CONFIRMING, sha, excess, results))
+    return out
+
+
+def comparisons(params: Params) -> list[tuple[str, str]]:
+    """The comparisons over bases: each contested variant − the baseline, then the declared
+    pairs whose two variants are both contested."""
+    confirm, baseline = params.cvae.confirm.variants, params.report.baseline_variant
+    pairs = [(v, baseline) for v in confirm if v != baseline and baseline in confirm]
+    return pairs + [(a, b) for a, b in params.report.pairs if a in confirm and b in confirm]
+
+
+def procedure_table(
+    bases: Sequence[BaseRuns],
+    pairs: Sequence[tuple[str, str]],
+    adjusted: Adjusted,
+    confidence: float,
+    metrics: Sequence[str] = PROCEDURE_METRICS,
+) -> pd.DataFrame:
+    """tables/procedure.csv: per comparison a − b, rate and metric, the mean over bases of the
+    per-base mean difference with its t-interval over bases (n = bases), the replicates used,
+    σ_B and σ_W of the difference, the smallest |Δ| this design detects at 80% power, and the
+    runs left out as off their target."""
+    rows = []
+    rates = list(bases[0].results) if bases else []
+    for a, b in pairs:
+        for rate in rates:
+            for metric in metrics:
+                diffs = []
+                for base in bases:
+                    va = base.values(a, rate, metric, adjusted.slopes[(a, rate, metric)])
+                    vb = base.values(b, rate, metric, adjusted.slopes[(b, rate, metric)])
+                    diffs.append(va.assign(value=va["value"] - vb["value"]))
+                frame = pd.concat(diffs, ignore_index=True)
+                result = procedure_interval(frame, confidence)
+                parts = result.components
+                n = result.interval.n
+                k = result.n_replicates / n if n else math.nan
+                rows.append(
+                    {
+                        "a": a,
+                        "b": b,
+                        "rate": rate,
+                        "metric": metric,
+                        **result.interval.row(),
+                        "replicates": result.n_replicates,
+                        "sigma_b": parts.sigma_b,
+                        "sigma_w": parts.sigma_w,
+                        "detectable": detectable_difference(
+                            parts.sigma_b, parts.sigma_w, n, k, confidence
+                        )
+                        if n >= 2
+                        else math.nan,
+                        "excluded": sum(base.n_off((a, b), rate) for base in bases),
+                    }
+                )
+    return pd.DataFrame(rows, columns=PROCEDURE_COLUMNS)
+
+
+def bases_table(
+    bases: Sequence[BaseRuns], variants: Sequence[str], adjusted: Adjusted, metric: str
+) -> pd.DataFrame:
+    """tables/bases.csv: per base, its tier, sha256, test excess and replicates, and each
+    contested variant's mean `metric` (moved to exactly C; off-target runs left out) per rate."""
+    rows = []
+    for base in bases:
+        for rate, at in base.results.items():
+            row = {
+                "base": base.seed,
+                "tier": base.tier,
+                "sha256": base.sha256,
+                "test_excess_nats": base.test_excess,
+                "rate": rate,
+                "seeds": len(at.seeds),
+            }
+            for v in variants:
+                values = base.values(v, rate, metric, adjusted.slopes[(v, rate, metric)])
+                finite = values["value"].dropna()
+                row[v] = float(finite.mean()) if len(finite) else math.nan
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _replicates(bases: Sequence[BaseRuns]) -> str:
+    """`6 bases (0–5): base 0 × 2 seeds (screening), 5 × 1 seed (confirming)`."""
+    tiers = {}
+    for base in bases:
+        n = len(next(iter(base.results.values())).seeds)
+        tiers.setdefault(base.tier, []).append((base.seed, n))
+    parts = []
+    for tier, members in tiers.items():
+        seeds = sorted({n for _, n in members})
+        k = "/".join(map(str, seeds))
+        names = ", ".join(str(s) for s, _ in members)
+        parts.append(f"base{'s' if len(members) > 1 else ''} {names} × {k} seed{'s' * (k != '1')}")
+    return "; ".join(parts)
+
+
+def procedure_sentence(table: pd.DataFrame, bases: Sequence[BaseRuns], rate: float) -> str:
+    """The Findings' lines on the procedure: each comparison's Δ capture over bases at `rate`
+    with σ_B, σ_W, and the smallest difference the design detects."""
+    at = table[(table["rate"] == rate) & (table["metric"] == PROCEDURE_METRICS[0])]
+    if at.empty or len(bases) < 2:
+        return ""
+    cells = [
+        f"{row['a']} − {row['b']} {fmt_stats(row, signed=True)} "
+        f"(σ_B {fmt(row['sigma_b'])}, σ_W {fmt(row['sigma_w'])})"
+        for _, row in at.iterrows()
+    ]
+    detectable = fmt(float(at["detectable"].median()))
+    return (
+        f"**Over bases** (the procedure; {_replicates(bases)}): Δ capture at "
+        f"C = {rate!r}, 95% t over bases: {'; '.join(cells)}. This design detects "
+        f"|Δ| ≈ {detectable} at 80% power ([table](tables/{PROCEDURE_TABLE}.csv), "
+        f"[bases](tables/{BASES_TABLE}.csv)). The verdict table is the screening tier, "
+        f"conditional on base {bases[0].seed}."
+    )
+
+
+def procedure_section(table: pd.DataFrame, bases_frame: pd.DataFrame, number: int) -> list[str]:
+    """The summary's section on the procedure: Table `number` (every comparison over bases)
+    and Table `number + 1` (every base)."""
+    if table.empty:
+        return []
+    shown = table.drop(columns=["replicates"]).rename(
+        columns={"n": "bases", "detectable": "detectable at 80%"}
+    )
+    facts = bases_frame.assign(sha256=bases_frame["sha256"].str[:12])
+    return [
+        "## Over bases: claims about the procedure",
+        "",
+        f"*Table {number}. a − b per replicate (base, seed), moved to exactly C along the "
+        "screening base's frontier slope, runs >10% off C left out; mean of the per-base means "
+        "with a 95% t-interval over bases (b − 1 df); σ_B, σ_W by the method of moments "
+        "([method](../docs/method.md#claims-about-the-procedure)).*",
+        "",
+        frame_table(shown),
+        "",
+        f"*Table {number + 1}. Every base: its tier, checkpoint sha256 (first 12 hex), test "
+        "excess over the oracle (nats/seq), and each contested variant's mean capture at C.*",
+        "",
+        frame_table(facts),
+        "",
+    ]
