@@ -3,16 +3,17 @@
     python -m bench.base_seeds REPO [--base-seeds 1] [--variants token_mean mean_tok]
                                     [--seeds 0 1 2]
 
-REPO holds a completed default run: every run in it starts from one base, trained at
-`base.seed`, so the report's intervals are over CVAE seeds given that base
-(docs/usage.md#what-is-and-is-not-reproducible). For each `--base-seeds` value the base is
-retrained at that seed on REPO's world, its surprisal and normalizer recomputed, and the
-variants trained and evaluated at RATES for every CVAE seed, in a scratch folder (never in
-REPO), with this checkout's params otherwise. bench/base-seeds-results.md (generated) gives, per
-base: its test excess over the oracle; per variant, the capture at the headline rate adjusted to
-exactly C (`bench.steps_seeds.adjusted_capture`) with its 95% t-interval over the CVAE seeds;
-and the seed-paired difference of each later variant from the first with its interval. A base
-whose means fall outside another base's intervals shows the spread those intervals leave out.
+REPO holds a completed default run: its screening runs all start from one base, the first of
+`base.seeds`, so the screening intervals are over CVAE seeds given that base
+(docs/usage.md#what-is-and-is-not-reproducible). For each `--base-seeds` value a base is
+trained at that seed on REPO's world, its surprisal and normalizer computed, and the variants
+trained and evaluated on it at RATES for every CVAE seed as screening groups (that base alone
+in `base.seeds`), in a scratch folder (never in REPO), with this checkout's params otherwise.
+bench/base-seeds-results.md (generated) gives, per base: its test excess over the oracle; per
+variant, the capture at the headline rate adjusted to exactly C
+(`bench.steps_seeds.adjusted_capture`) with its 95% t-interval over the CVAE seeds; and the
+seed-paired difference of each later variant from the first with its interval. A base whose
+means fall outside another base's intervals shows the spread those intervals leave out.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import yaml
 
 from bench.steps_seeds import CONFIDENCE, HEADLINE, RATES, adjusted_capture
 from bench.timing import machine
-from bench.workload import RUN_OUTPUTS, UPSTREAM, raw_params
+from bench.workload import RUN_OUTPUTS, UPSTREAM, raw_params, screening_only
 from stages import evaluate, normalizer, surprisal, train_base, train_cvae
 from zgain.params import Params, parse_params
 from zgain.params.profile import merge
@@ -43,16 +44,17 @@ bases differed in their float rounding."""
 
 
 def base_params(repo: Path, scratch: Path, base_seed: int, seeds: list[int]) -> Params:
-    """This checkout's params at `base.seed` = base_seed, RATES and `seeds`, reading REPO's world
-    and writing the base, its surprisal, the normalizer and the runs under `scratch`."""
+    """This checkout's params with the one base `base_seed` (`base.seeds` = [base_seed], no
+    confirming bases), RATES and `seeds`, reading REPO's world and writing the base, its
+    surprisal, its normalizer and the runs under `scratch`."""
     raw = raw_params()
     paths = raw["paths"]
     paths["synthetic_dir"] = str(repo / paths["synthetic_dir"])
     for key in (*UPSTREAM[1:], *RUN_OUTPUTS):
         paths[key] = str(scratch / paths[key])
-    raw["base"]["seed"] = base_seed
+    raw["base"]["seeds"] = [base_seed]
     raw["cvae"] = merge(raw["cvae"], {"rates": list(RATES), "seeds": seeds})
-    return parse_params(raw)
+    return parse_params(screening_only(raw))
 
 
 def in_repo(repo: Path) -> Params:
@@ -68,10 +70,12 @@ def interval_cell(values: np.ndarray) -> str:
 
 
 def summarize(label: str, params: Params, variants: list[str], seeds: list[int]) -> dict:
-    """One row: the base's test excess, each variant's adjusted capture, the paired differences."""
-    meta = json.loads(Path(params.paths.base(0).base_meta).read_text())
+    """One row of the screening base's runs: its test excess, each variant's adjusted capture,
+    the paired differences."""
+    base = params.base.screening
+    meta = json.loads(Path(params.paths.base(base).base_meta).read_text())
     eval_dir = Path(params.paths.eval_dir)
-    captures = {v: adjusted_capture(eval_dir, v, seeds) for v in variants}
+    captures = {v: adjusted_capture(eval_dir, v, seeds, base) for v in variants}
     row = {"base": label, "test excess (nats/seq)": f"{meta['metrics']['test_excess_nats']:.4f}"}
     row |= {f"{v} capture": interval_cell(captures[v]) for v in variants}
     first = variants[0]
@@ -82,13 +86,13 @@ def summarize(label: str, params: Params, variants: list[str], seeds: list[int])
 def measure(repo: Path, base_seed: int, variants: list[str], seeds: list[int]) -> dict:
     with tempfile.TemporaryDirectory() as scratch:
         params = base_params(repo, Path(scratch), base_seed, seeds)
-        train_base.run(params)
-        surprisal.run(params)
-        normalizer.run(params)
+        train_base.run(params, base_seed)
+        surprisal.run(params, base_seed)
+        normalizer.run(params, base_seed)
         for seed in seeds:
             for variant in variants:
-                train_cvae.run(params, 0, variant, seed)
-                evaluate.run(params, 0, variant, seed)
+                train_cvae.run(params, base_seed, variant, seed)
+                evaluate.run(params, base_seed, variant, seed)
                 print(f"base seed {base_seed}: {variant} seed {seed} done", flush=True)
         return summarize(f"seed {base_seed}, retrained here", params, variants, seeds)
 
@@ -128,7 +132,8 @@ def main() -> None:
     repo = args.repo.resolve()
     start, where = time.perf_counter(), machine()
     default = in_repo(repo)
-    rows = [summarize(f"seed {default.base.seed}, REPO's run", default, args.variants, args.seeds)]
+    label = f"seed {default.base.screening}, REPO's run"
+    rows = [summarize(label, default, args.variants, args.seeds)]
     for base_seed in args.base_seeds:
         rows.append(measure(repo, base_seed, args.variants, args.seeds))
     command = "python -m bench.base_seeds REPO " + " ".join(

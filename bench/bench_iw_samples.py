@@ -40,9 +40,11 @@ def main() -> None:
     device, env = setup_torch(0)
     world = World.from_params(params.data)
     split, batch = load_packed(params.paths.synthetic_dir, "test", world)
-    frozen = load_frozen(params.paths.base(0), split, world.n_targets)
+    screening = params.base.screening  # the base of the screening runs, one of which is scored
+    frozen = load_frozen(params.paths.base(screening), split, world.n_targets)
     base = frozen.sequence_surprisal
-    model, _ = load_cvae(Run(args.variant, args.rate, args.seed, 0).checkpoint(params.paths.cvae_dir))
+    run = Run(args.variant, args.rate, args.seed, screening)
+    model, _ = load_cvae(run.checkpoint(params.paths.cvae_dir))
     print(f"{args.variant} seed {args.seed}, n_test = {len(split)}, {env.threads} threads")
     print("K     mean I    MC se(I)  ex. se(I)  mean Gm    MC se(Gm)  seconds")
     for k in SAMPLES:

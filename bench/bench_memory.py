@@ -14,6 +14,7 @@ its peak does not grow with further steps.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,15 @@ from pathlib import Path
 import yaml
 
 from bench.timing import Row, Section, peak_rss_mib
-from bench.workload import REPO_ROOT, VARIANT, merge, raw_params, save_fresh_base
+from bench.workload import (
+    REPO_ROOT,
+    group_args,
+    merge,
+    params_with,
+    raw_params,
+    save_fresh_base,
+    screening_only,
+)
 from zgain.params import parse_params
 
 GROWTH_TARGET = 0.25
@@ -35,19 +44,24 @@ class Sizes:
 
 
 def prepare(root: Path, raw: dict, base_path: Path) -> Path:
-    """A project directory under root with params.yaml and every input of train_cvae."""
+    """A project directory under root with params.yaml (one base: `screening_only`) and every
+    input of train_cvae, the base at `base_path` copied in as the screening base."""
     from stages import generate, normalizer, surprisal
 
-    raw = merge(raw, {"paths": {**raw["paths"], "base_model": str(base_path)}})
+    raw = screening_only(raw)
     root.mkdir(parents=True)
     (root / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
     cwd = Path.cwd()
     os.chdir(root)
     try:
         params = parse_params(raw)
+        base = params.base.screening
+        model = Path(params.paths.base(base).base_model)
+        model.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(base_path, model)
         generate.run(params.data, Path(params.paths.synthetic_dir))
-        surprisal.run(params)
-        normalizer.run(params)
+        surprisal.run(params, base)
+        normalizer.run(params, base)
     finally:
         os.chdir(cwd)
     return root
@@ -55,8 +69,7 @@ def prepare(root: Path, raw: dict, base_path: Path) -> Path:
 
 def stage_rss(root: Path, stage: str) -> float:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TQDM_DISABLE": "1"}
-    args = ["--variant", VARIANT, "--seed", "0"]
-    return peak_rss_mib(f"stages.{stage}", args, cwd=str(root), env=env)
+    return peak_rss_mib(f"stages.{stage}", group_args(root), cwd=str(root), env=env)
 
 
 def measure(raw: dict, sizes: Sizes) -> tuple[Section, dict[str, float]]:
@@ -68,7 +81,7 @@ def measure(raw: dict, sizes: Sizes) -> tuple[Section, dict[str, float]]:
     n_test = big // sizes.test_factor
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        base_path = save_fresh_base(parse_params(raw), Path(tmp) / "base.pt")
+        base_path = save_fresh_base(params_with(raw), Path(tmp) / "base.pt")
         for label, size in (("small", n_test), ("large", big)):
             scaled = merge(raw, {"data": {"n_test": size}})
             root = prepare(Path(tmp) / label, scaled, base_path)

@@ -42,6 +42,7 @@ from bench.workload import (  # noqa: E402
 )
 from zgain.base.model import Memory  # noqa: E402
 from zgain.core.environment import available_cpus  # noqa: E402
+from zgain.core.runs import Group  # noqa: E402
 from zgain.core.sidebyside import plan  # noqa: E402
 from zgain.evaluate.scoring import evaluate_examples  # noqa: E402
 
@@ -102,7 +103,8 @@ def study_seconds(
             0,
         )
         for root, expected in [(grouped, len(rates)), *((r, 1) for r in solo)]:
-            written = list((root / params.paths.cvae_dir / VARIANT / "seed0").glob("rate*.pt"))
+            group = Group(params.base.screening, 0, VARIANT).folder(root / params.paths.cvae_dir)
+            written = list(group.glob("rate*.pt"))
             if len(written) != expected:
                 raise RuntimeError(f"{root}: {len(written)} checkpoints, expected {expected}")
         breakdown = {name: stage_breakdown(solo[0], name, threads) for name in STAGES}

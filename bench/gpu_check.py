@@ -33,8 +33,10 @@ from zgain.cvae.fit import fit_cvae  # noqa: E402
 SYNC_STEPS = 50
 
 
-def tiny_dag(root: Path) -> float:
-    """Seconds for every stage of the tiny profile, in this process, on the GPU."""
+def tiny_dag(root: Path, device: str = "cuda") -> float:
+    """Seconds for every stage of the tiny profile, in this process, on `device`: each base's
+    upstream stages, the screening groups on the first base, the confirming groups on the
+    others, and the report."""
     from stages import evaluate, generate, normalizer, report, surprisal, train_base, train_cvae
     from zgain.params import parse_params
 
@@ -43,13 +45,20 @@ def tiny_dag(root: Path) -> float:
     params = parse_params(raw)
     start = time.perf_counter()
     generate.run(params.data, Path(params.paths.synthetic_dir))
-    train_base.run(params)
-    surprisal.run(params)
-    normalizer.run(params)
-    for variant in params.cvae.variants:
-        for seed in params.cvae.seeds:
-            train_cvae.run(params, 0, variant, seed, device="cuda")
-            evaluate.run(params, 0, variant, seed, device="cuda")
+    for base in params.base.seeds:
+        train_base.run(params, base, device=device)
+        surprisal.run(params, base, device=device)
+        normalizer.run(params, base)
+    groups = [
+        (params.base.screening, variant, seed)
+        for variant in params.cvae.variants
+        for seed in params.cvae.seeds
+    ]
+    confirm = params.cvae.confirm
+    groups += [(base, None, seed) for base in confirm.bases for seed in confirm.seeds]
+    for base, variant, seed in groups:
+        train_cvae.run(params, base, variant, seed, device=device)
+        evaluate.run(params, base, variant, seed, device=device)
     report.run(params)
     return time.perf_counter() - start
 

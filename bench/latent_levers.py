@@ -65,11 +65,12 @@ def measure(repo: Path, name: str, override: dict, seeds: list[int]) -> list[dic
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         params = lever_params(repo, Path(scratch), override, seeds)
+        base = params.base.screening
         for seed in seeds:
             start = time.perf_counter()
-            train_cvae.run(params, 0, VARIANT, seed)
-            evaluate.run(params, 0, VARIANT, seed)
-            where = Run(VARIANT, RATE, seed, 0).eval_dir(params.paths.eval_dir)
+            train_cvae.run(params, base, VARIANT, seed)
+            evaluate.run(params, base, VARIANT, seed)
+            where = Run(VARIANT, RATE, seed, base).eval_dir(params.paths.eval_dir)
             metrics = json.loads((where / "metrics.json").read_text())
             examples = pd.read_parquet(where / "examples.parquet")
             rows.append(

@@ -51,7 +51,7 @@ def run_rows(params: Params, rule: str, variants: list[str], eval_dir: Path) -> 
     for variant in variants:
         for rate in params.cvae.rates:
             for seed in params.cvae.seeds:
-                where = Run(variant, rate, seed, 0).eval_dir(eval_dir)
+                where = Run(variant, rate, seed, params.base.screening).eval_dir(eval_dir)
                 metrics = json.loads((where / "metrics.json").read_text())
                 error = metrics["kl"] / rate - 1
                 off = outside_tolerance(np.array([metrics["kl"]]), np.array([rate]))

@@ -57,12 +57,13 @@ def halves_capture(examples: pd.DataFrame) -> tuple[float, float, float]:
     return tuple(float(gain[p].mean() / oracle[p].mean()) for p in parts)  # type: ignore[return-value]
 
 
-def adjusted_capture(eval_dir: Path, variant: str, seeds: list[int]) -> np.ndarray:
+def adjusted_capture(eval_dir: Path, variant: str, seeds: list[int], base: int) -> np.ndarray:
     """Each seed's capture at HEADLINE adjusted to exactly C, the frontier slope from the seed
-    means at RATES (`zgain.report.adjust`, as the report does)."""
+    means at RATES (`zgain.report.adjust`, as the report does), of the screening runs on
+    `base`."""
     kl, capture = {}, {}
     for rate in RATES:
-        runs = [Run(variant, rate, s, 0).eval_dir(eval_dir) for s in seeds]
+        runs = [Run(variant, rate, s, base).eval_dir(eval_dir) for s in seeds]
         metrics = [json.loads((where / "metrics.json").read_text()) for where in runs]
         kl[rate] = np.array([m["kl"] for m in metrics])
         capture[rate] = np.array([m["capture"] for m in metrics])
@@ -72,12 +73,15 @@ def adjusted_capture(eval_dir: Path, variant: str, seeds: list[int]) -> np.ndarr
     return adjust_to_rate(capture[HEADLINE], kl[HEADLINE], HEADLINE, slope)
 
 
-def summarize(label: str, eval_dir: Path, seeds: list[int], seconds: float | None) -> list[dict]:
-    """One row per variant: adjusted headline capture over the seeds, and the halves' spread."""
+def summarize(
+    label: str, eval_dir: Path, seeds: list[int], seconds: float | None, base: int
+) -> list[dict]:
+    """One row per variant: adjusted headline capture over the seeds of the screening runs on
+    `base`, and the halves' spread."""
     rows = []
     for variant in VARIANTS:
-        adjusted = adjusted_capture(eval_dir, variant, seeds)
-        runs = [Run(variant, HEADLINE, s, 0).eval_dir(eval_dir) for s in seeds]
+        adjusted = adjusted_capture(eval_dir, variant, seeds, base)
+        runs = [Run(variant, HEADLINE, s, base).eval_dir(eval_dir) for s in seeds]
         halves = [halves_capture(pd.read_parquet(w / "examples.parquet")) for w in runs]
         spread = np.array(halves).std(axis=0, ddof=1)
         row = {
@@ -103,7 +107,8 @@ def measure(repo: Path, steps: int, seeds: list[int]) -> list[dict]:
     with tempfile.TemporaryDirectory() as scratch:
         params = slice_params(repo, Path(scratch), steps, seeds)
         seconds = train_and_evaluate(params, VARIANTS, seeds, f"{steps} steps")
-        return summarize(f"{steps} steps", Path(params.paths.eval_dir), seeds, seconds)
+        eval_dir, base = Path(params.paths.eval_dir), params.base.screening
+        return summarize(f"{steps} steps", eval_dir, seeds, seconds, base)
 
 
 def markdown(rows: list[dict], command: str, minutes: float, where: list[str]) -> str:
@@ -153,6 +158,7 @@ def main() -> None:
         repo / default.paths.eval_dir,
         list(default.cvae.seeds),
         None,
+        default.base.screening,
     )
     for steps in args.steps:
         rows += measure(repo, steps, args.seeds)

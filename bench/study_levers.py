@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from bench.timing import Row, interleaved, median
-from bench.workload import REPO_ROOT, VARIANT, Workload
+from bench.workload import REPO_ROOT, Workload, group_args
 
 WORK = {
     "train_cvae": [("zgain.cvae.fit", "fit_group")],
@@ -39,13 +39,14 @@ them by name, so a prelude that replaces them before the stage's import times ev
 
 
 def stage(root: Path, module: str, threads: int, prelude: str = "") -> None:
-    """Run stage `module` for (VARIANT, seed 0) in `root` as its own process; `prelude` is
-    Python run first in that process (a lever's patch; forked members inherit it)."""
+    """Run stage `module` for the screening group (VARIANT, seed 0) in `root` as its own
+    process; `prelude` is Python run first in that process (a lever's patch; forked members
+    inherit it)."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "ZGAIN_THREADS": str(threads)}
     # alter_sys: the stage is __main__ in sys.modules, so its forked members can find its task
     main = f"runpy.run_module('stages.{module}', run_name='__main__', alter_sys=True)"
     run = f"{prelude}\nimport runpy\n{main}"
-    args = [sys.executable, "-c", run, "--variant", VARIANT, "--seed", "0"]
+    args = [sys.executable, "-c", run, *group_args(root)]
     done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{module} in {root} failed: {done.stderr[-2000:]}")

@@ -24,9 +24,7 @@ from zgain.world.splits import SPLITS
 SCORING_SEED = 0  # scoring is deterministic; the seed only fixes torch's global state
 
 
-def run(
-    params: Params, base: int, device: str | None = None, threads: int | None = None
-) -> None:
+def run(params: Params, base: int, device: str | None = None, threads: int | None = None) -> None:
     paths = params.paths.base(params.base.seed(base))
     frames = frames_of(params)
     sweep_temporaries(paths.surprisal_dir)

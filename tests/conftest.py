@@ -81,8 +81,8 @@ def tiny_runs(tiny_pipeline):
     params = tiny_pipeline
     for variant in params.cvae.variants:
         for seed in params.cvae.seeds:
-            train_cvae.run(params, 0, 0, variant, seed)
-            evaluate.run(params, 0, 0, variant, seed)
+            train_cvae.run(params, 0, variant, seed)
+            evaluate.run(params, 0, variant, seed)
     return params
 
 

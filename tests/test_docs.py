@@ -122,33 +122,38 @@ def test_the_readme_gives_the_findings_own_rerun_command() -> None:
 
 
 GRID = re.compile(
-    r"for (\d+) upstream stages, (\d+) variants × (\d+) seeds = (\d+) groups of `train_cvae` \+"
-    r" `evaluate`\s+\((\d+) target rates each: (\d+) runs, (\d+) steps a run\)"
+    r"(\d+) bases \(`train_base`, `surprisal`, `normalizer` each\), the screening tier's (\d+)"
+    r" variants × (\d+) seeds = (\d+) groups of `train_cvae` \+ `evaluate` on the first base"
+    r" \((\d+) target rates each: (\d+) runs\), the confirming tier's (\d+) replicates of"
+    r" (\d+) variants at C = ([\d.]+) \((\d+) runs\), (\d+) steps a run"
 )
 
 
 def test_the_readme_describes_the_default_grid_of_params() -> None:
-    """The grid the README's `make repro` time is for is the one params.yaml and dvc.yaml set."""
+    """The design the README's `make repro` time is for is the one params.yaml sets."""
     import yaml
 
     from zgain.params import parse_params
 
     params = parse_params(yaml.safe_load((REPO_ROOT / "params.yaml").read_text()))
-    stages = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())["stages"]
-    upstream = [name for name in stages if name not in {"train_cvae", "evaluate", "report"}]
-    variants, seeds, rates = (
-        len(params.cvae.variants),
-        len(params.cvae.seeds),
-        len(params.cvae.rates),
-    )
+    cvae, confirm = params.cvae, params.cvae.confirm
+    variants, seeds, rates = len(cvae.variants), len(cvae.seeds), len(cvae.rates)
     found = GRID.search(" ".join((REPO_ROOT / "README.md").read_text().split()))
-    assert found, "the README states the default grid next to the make repro time"
-    assert [int(n) for n in found.groups()] == [
-        len(upstream),
-        variants,
-        seeds,
-        variants * seeds,
-        rates,
-        variants * seeds * rates,
-        params.cvae.common.steps,
+    assert found, "the README states the default design next to the make repro time"
+    replicates = len(confirm.bases) * len(confirm.seeds)
+    assert list(found.groups()) == [
+        str(n)
+        for n in (
+            len(params.base.seeds),
+            variants,
+            seeds,
+            variants * seeds,
+            rates,
+            variants * seeds * rates,
+            replicates,
+            len(confirm.variants),
+            *map(repr, confirm.rates),
+            replicates * len(confirm.variants) * len(confirm.rates),
+            cvae.common.steps,
+        )
     ]

@@ -23,7 +23,7 @@ start=$(date +%s)
 dvc repro
 seconds=$(( $(date +%s) - start ))
 out=$(cd "$root" && bash examples/keep_report.sh "$work" cmudict)
-cp models/base.json dvc.lock "$out/"
+cp models/bases/0/base.json dvc.lock "$out/"
 printf '{"dvc_repro_seconds": %s, "commit": "%s", "ratio": %s}\n' \
   "$seconds" "$(git rev-parse HEAD)" "$ratio" > "$out/run.json"
 echo "dvc repro took ${seconds} s; report in $out"

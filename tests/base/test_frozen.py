@@ -72,7 +72,9 @@ def test_sequence_surprisal_is_the_examples_table_sum(tiny_pipeline):
     params = tiny_pipeline
     split = _split(params, "test")
     frozen = load_frozen(params.paths.base(0), split, _width(params))
-    examples = read_table(Path(params.paths.base(0).surprisal_dir) / "examples.parquet", EXAMPLES_SCHEMA)
+    examples = read_table(
+        Path(params.paths.base(0).surprisal_dir) / "examples.parquet", EXAMPLES_SCHEMA
+    )
     stored = dict(
         zip(examples["example_id"].to_pylist(), examples["surprisal_sum"].to_pylist(), strict=True)
     )

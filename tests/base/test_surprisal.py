@@ -129,7 +129,9 @@ def test_tables_have_the_spec_columns_zstd_and_the_base_sha(tiny_pipeline, name,
         for c in range(meta.num_columns)
     }
     assert compressions == {"ZSTD"}
-    expected_sha = hashlib.sha256(Path(tiny_pipeline.paths.base(0).base_model).read_bytes()).hexdigest()
+    expected_sha = hashlib.sha256(
+        Path(tiny_pipeline.paths.base(0).base_model).read_bytes()
+    ).hexdigest()
     assert meta.metadata[BASE_SHA_KEY.encode()].decode() == expected_sha
 
 

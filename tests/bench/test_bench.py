@@ -6,7 +6,6 @@ No timing is asserted: only that the figures are what the benchmark says they ar
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -245,6 +244,7 @@ def test_earlier_step_prelude_patches_the_four_levers_and_trains_the_same_run(
     from bench.bench_study import EARLIER_STEP
     from bench.study_levers import stage
     from bench.workload import REPO_ROOT, VARIANT, save_fresh_base
+    from zgain.core.runs import Group
 
     check = "\n".join(
         [
@@ -273,7 +273,8 @@ def test_earlier_step_prelude_patches_the_four_levers_and_trains_the_same_run(
     for name, prelude in [("today", ""), ("earlier", EARLIER_STEP)]:
         root = bench_memory.prepare(tmp_path / name, raw, base)
         stage(root, "train_cvae", 1, prelude)
-        (checkpoint,) = (root / params_with(raw).paths.cvae_dir / VARIANT).glob("seed0/*.pt")
+        group = Group(0, 0, VARIANT).folder(root / params_with(raw).paths.cvae_dir)
+        (checkpoint,) = group.glob("*.pt")
         states.append(torch.load(checkpoint, weights_only=False)["state_dict"])
     today, earlier = states
     assert today.keys() == earlier.keys()
@@ -370,36 +371,3 @@ def test_results_main_runs_the_measure_at_the_default_steps_and_writes_its_file(
     results_main("Doc line.", out, 3, "A title", "bench.x", measure)
     assert calls[-1] == (7, 2)
     assert "`python -m bench.x --steps 7 --repeats 2`" in out.read_text()
-
-
-def test_base_seeds_bench_retrains_upstream_in_scratch_and_pairs_the_variants(tmp_path) -> None:
-    import json
-
-    from bench.base_seeds import base_params, summarize
-    from bench.steps_seeds import HEADLINE, RATES
-    from zgain.core.runs import Run
-
-    repo, scratch = tmp_path / "repo", tmp_path / "scratch"
-    params = base_params(repo, scratch, 7, [0, 1, 2])
-    assert params.base.seed == 7 and list(params.cvae.rates) == list(RATES)
-    assert params.paths.synthetic_dir == str(repo / "data/synthetic")  # REPO's world, read only
-    for key in ("base_model", "surprisal_dir", "normalizer", "cvae_dir", "eval_dir"):
-        assert getattr(params.paths, key).startswith(str(scratch)), key
-
-    # At every rate kl = C exactly, so no adjustment: capture is the raw value.
-    captures = {"token_mean": [0.5, 0.6, 0.7], "mean_tok": [0.6, 0.8, 0.7]}
-    for variant, values in captures.items():
-        for rate in RATES:
-            for seed, value in enumerate(values):
-                where = Run(variant, rate, seed, 0).eval_dir(params.paths.eval_dir)
-                where.mkdir(parents=True)
-                capture = value if rate == HEADLINE else value / 2
-                (where / "metrics.json").write_text(json.dumps({"kl": rate, "capture": capture}))
-    Path(params.paths.base(0).base_meta).parent.mkdir(parents=True)
-    Path(params.paths.base(0).base_meta).write_text(json.dumps({"metrics": {"test_excess_nats": 0.125}}))
-    row = summarize("seed 7", params, ["token_mean", "mean_tok"], [0, 1, 2])
-    assert row["test excess (nats/seq)"] == "0.1250"
-    # token_mean: mean 0.6, s = 0.1, half-width t_{0.975,2} · 0.1/√3 = 4.3027 · 0.05774 = 0.2484
-    assert row["token_mean capture"] == "+0.600 [+0.352, +0.848]"
-    # differences 0.1, 0.2, 0.0: mean 0.1, s = 0.1, the same half-width
-    assert row["mean_tok − token_mean"] == "+0.100 [-0.148, +0.348]"

@@ -87,7 +87,9 @@ def _train_inputs(
     val_split, val = load_packed(params.paths.synthetic_dir, "val", world)
     frozen = load_frozen(params.paths.base(0), split, world.n_targets)
     rows = slice(0, MONITOR_EXAMPLES)
-    val_base = load_frozen(params.paths.base(0), val_split, world.n_targets).sequence_surprisal[rows]
+    val_base = load_frozen(params.paths.base(0), val_split, world.n_targets).sequence_surprisal[
+        rows
+    ]
     return train, frozen, select(val, rows), torch.from_numpy(val_base)
 
 
@@ -243,14 +245,14 @@ def test_stage_writes_the_checkpoint_and_dvclive_metrics(tiny_pipeline, tmp_path
     variant, rate, seed = first_run(params)
     (last,) = train_cvae.run(params, 0, variant, seed, rates=[rate])
     checkpoint = Run(variant, rate, seed, 0).checkpoint(params.paths.cvae_dir)
-    assert checkpoint == Path(params.paths.cvae_dir) / variant / f"seed{seed}" / f"rate{rate!r}.pt"
+    group = Path(params.paths.cvae_dir) / "base0" / variant / f"seed{seed}"
+    assert checkpoint == group / f"rate{rate!r}.pt"
     payload = read_checkpoint(checkpoint, KIND_CVAE)
-    assert payload["variant"] == variant
-    assert payload["seed"] == seed
+    assert (payload["variant"], payload["seed"], payload["base"]) == (variant, seed, 0)
     assert payload["rate"] == payload["kl_target"] == rate
     world = World.from_params(params.data).frames
     frozen_sha = load_frozen(
-        params.paths,
+        params.paths.base(0),
         load_packed(params.paths.synthetic_dir, "train", world)[0],
         world.n_targets,
     ).base_sha256

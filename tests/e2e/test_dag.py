@@ -42,13 +42,9 @@ def repo(built: Built) -> Iterator[Path]:
 
 
 def test_repro_builds_everything_then_is_clean(built: Built, repo: Path) -> None:
-    variants = ["token_mean", "token_share_cc"]
-    expected = {"check_params", "generate", "train_base", "surprisal", "normalizer", "report"}
-    expected |= {"code_digest"}
-    expected |= {
-        f"{stage}@{v}-{s}" for stage in ("train_cvae", "evaluate") for v in variants for s in (0, 1)
-    }
-    assert built.first_run == expected
+    expected = {"check_params", "generate", "code_digest", "report"}
+    expected |= {f"{stage}@{b}" for stage in BASE_STAGES for b in (0, 1)}
+    assert built.first_run == expected | VARIANT_RUNS | CONFIRM_RUNS
     assert json.loads(sh(repo, "dvc", "status", "--json")) == {}
     assert ran_stages(sh(repo, "dvc", "repro")) == set()
     assert (repo / "reports" / "summary.md").is_file()
@@ -84,13 +80,16 @@ def edit_function(path: Path, name: str) -> None:
 
 
 RATES = tuple(repr(float(r)) for r in tiny_params_raw()["cvae"]["rates"])
+BASE_STAGES = ("train_base", "surprisal", "normalizer")
 VARIANT_RUNS = {
-    f"{stage}@{v}-{s}"
+    f"{stage}@0-{v}-{s}"
     for stage in ("train_cvae", "evaluate")
     for v in ("token_mean", "token_share_cc")
     for s in (0, 1)
 }
-"""Every group stage: one per (variant, seed), each holding the runs at every rate."""
+"""Every screening group stage: one per (variant, seed) on base 0, holding every rate."""
+CONFIRM_RUNS = {"confirm_train_cvae@1-0", "confirm_evaluate@1-0"}
+"""The confirming groups: one per (base, seed) replicate on base 1."""
 
 
 @pytest.mark.parametrize(
@@ -113,7 +112,8 @@ def test_a_key_no_stage_reads_stops_the_run(repo: Path, where: tuple[str, ...], 
 def test_retraining_the_base_leaves_everything_downstream_up_to_date(repo: Path) -> None:
     """The base checkpoint holds only what determines the model, so retraining rewrites the
     same bytes and nothing downstream (normalizer, CVAE runs, report) goes stale."""
-    assert ran_stages(sh(repo, "dvc", "repro", "-f", "-s", "train_base")) == {"train_base"}
+    done = sh(repo, "dvc", "repro", "-f", "-s", "train_base@0")
+    assert ran_stages(done) == {"train_base@0"}
     assert json.loads(sh(repo, "dvc", "status", "--json")) == {}
 
 
@@ -125,10 +125,9 @@ def test_editing_a_reconstruction_term_changes_only_cvae_runs(repo: Path) -> Non
     sh(repo, "dvc", "repro", "code_digest")
     changed = changed_stages(repo)
     # check_params reads the term registry too (it names an unknown weight key)
-    assert changed and changed <= VARIANT_RUNS | {"report", "check_params"}
-    assert {s for s in changed if s.startswith("train_cvae@")} == {
-        s for s in VARIANT_RUNS if s.startswith("train_cvae@")
-    }
+    assert changed and changed <= VARIANT_RUNS | CONFIRM_RUNS | {"report", "check_params"}
+    trained = {s for s in changed if "train_cvae@" in s}
+    assert trained == {s for s in VARIANT_RUNS | CONFIRM_RUNS if "train_cvae@" in s}
     # the code restored, its digest (rebuilt, or restored from DVC's run-cache) is the committed
     # one byte for byte: nothing is stale
     sh(repo, "git", "checkout", "--", "src")
@@ -141,7 +140,7 @@ def test_editing_an_evaluation_metric_changes_only_evaluation(repo: Path) -> Non
     assert changed_stages(repo) == {"code_digest"}
     sh(repo, "dvc", "repro", "code_digest")
     changed = changed_stages(repo)
-    assert changed == {s for s in VARIANT_RUNS if s.startswith("evaluate@")}
+    assert changed == {s for s in VARIANT_RUNS | CONFIRM_RUNS if "evaluate@" in s}
 
 
 def test_editing_a_params_error_message_reruns_no_stage(repo: Path) -> None:
@@ -162,8 +161,9 @@ def test_report_code_edit_reruns_only_report(repo: Path) -> None:
 
 def test_exp_run_on_one_variant_reruns_only_its_stages(repo: Path) -> None:
     out = sh(repo, "dvc", "exp", "run", "-S", "cvae.variants.token_mean.beta=0.5")
-    expected = {f"{stage}@token_mean-{s}" for stage in ("train_cvae", "evaluate") for s in (0, 1)}
-    assert ran_stages(out) == expected | {"report", "check_params"}
+    expected = {f"{stage}@0-token_mean-{s}" for stage in ("train_cvae", "evaluate") for s in (0, 1)}
+    # a confirming group trains every contested variant: it reruns with any of them
+    assert ran_stages(out) == expected | CONFIRM_RUNS | {"report", "check_params"}
     shown = json.loads(sh(repo, "dvc", "exp", "show", "--json"))
     text = json.dumps(shown)
     assert "reports/capture.json" in text and "token_share_cc" in text
@@ -183,7 +183,8 @@ def test_summary_numbers_match_per_example_parquet(repo: Path) -> None:
     assert headline in [float(r) for r in RATES]
     for variant in ("token_mean", "token_share_cc"):
         where = [
-            repo / "data" / "eval" / variant / f"seed{s}" / f"rate{headline!r}" for s in (0, 1)
+            repo / "data" / "eval" / "base0" / variant / f"seed{s}" / f"rate{headline!r}"
+            for s in (0, 1)
         ]
         tables = [pd.read_parquet(w / "examples.parquet") for w in where]
         marginal = [(t["surprisal_sum"] - t["nll_marginal"]).mean() for t in tables]
@@ -205,10 +206,38 @@ def test_plots_colour_the_frontier_and_curves_by_series(repo: Path) -> None:
 
 def test_adding_a_seed_reruns_no_existing_group(repo: Path) -> None:
     assert changed_stages_after(repo, "cvae.seeds", [0, 1, 2]) == {
-        f"{stage}@{v}-2"
+        f"{stage}@0-{v}-2"
         for stage in ("train_cvae", "evaluate")
         for v in ("token_mean", "token_share_cc")
     } | {"check_params", "report"}
+
+
+def test_adding_a_confirming_seed_reruns_no_base(repo: Path) -> None:
+    assert changed_stages_after(repo, "cvae.confirm.seeds", [0, 1]) == {
+        "confirm_train_cvae@1-1",
+        "confirm_evaluate@1-1",
+        "check_params",
+        "report",
+    }
+
+
+def test_adding_a_base_adds_its_stages_and_reruns_no_other(repo: Path) -> None:
+    """A new base trains, scores and normalizes itself and runs its confirming replicate;
+    every existing stage but the report (and the params check) stays up to date."""
+    set_param(repo, "base.seeds", [0, 1, 2])
+    new = {f"{stage}@2" for stage in BASE_STAGES} | {
+        "confirm_train_cvae@2-0",
+        "confirm_evaluate@2-0",
+    }
+    assert changed_stages_after(repo, "cvae.confirm.bases", [1, 2]) == new | {
+        "check_params",
+        "report",
+    }
+    assert ran_stages(sh(repo, "dvc", "repro")) == new | {"check_params", "report"}
+    procedure = pd.read_csv(repo / "reports" / "tables" / "procedure.csv")
+    bases = pd.read_csv(repo / "reports" / "tables" / "bases.csv")
+    assert list(bases["base"]) == [0, 1, 2]
+    assert set(procedure["a"]) == {"token_share_cc"} and set(procedure["b"]) == {"token_mean"}
 
 
 def changed_stages_after(repo: Path, key: str, value: object) -> set[str]:
@@ -243,9 +272,10 @@ def test_adding_a_rate_reruns_each_group_once(repo: Path) -> None:
 def test_removed_variant_does_not_leak_into_reports(repo: Path) -> None:
     params = yaml.safe_load((repo / "params.yaml").read_text())
     del params["cvae"]["variants"]["token_share_cc"]
+    params["cvae"]["confirm"]["variants"] = ["token_mean"]
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     sh(repo, "dvc", "repro")
-    assert (repo / "data" / "eval" / "token_share_cc").is_dir()  # left on disk...
+    assert (repo / "data" / "eval" / "base0" / "token_share_cc").is_dir()  # left on disk...
     for path in (repo / "reports").rglob("*"):
         if path.suffix in {".md", ".csv", ".json"}:
             assert "token_share_cc" not in path.read_text(), path  # ...but not reported

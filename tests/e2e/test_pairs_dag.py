@@ -21,6 +21,8 @@ def pairs_project(root: Path, *, oracle: bool) -> Path:
     raw = tiny_params_raw()
     raw["data"] = pairs_params("pairs/toy.tsv", oracle=oracle)
     raw["cvae"]["seeds"] = [0]  # one group per variant: the sections, not the verdicts, matter
+    raw["base"]["seeds"] = [0]  # one base: no comparisons over bases
+    raw["cvae"]["confirm"]["bases"] = []
     repo = make_project(root, raw)
     write_toy_pairs(repo / "pairs" / "toy.tsv")
     commit(repo, "toy pairs")
@@ -71,7 +73,7 @@ def test_without_an_oracle_the_report_names_what_it_leaves_out(no_oracle: Path) 
     assert metrics["oracle_info"] is None
     assert all(v["capture"] is None for v in metrics["variants"].values())
     assert all(v["z_information"] is not None for v in metrics["variants"].values())
-    base = json.loads((no_oracle / "models" / "base.json").read_text())["metrics"]
+    base = json.loads((no_oracle / "models" / "bases" / "0" / "base.json").read_text())["metrics"]
     assert "test_oracle_nll" not in base and 0 <= base["test_sequence_error_rate"] <= 1
 
 

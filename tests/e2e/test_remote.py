@@ -25,9 +25,20 @@ FENCE = re.compile(r"^```bash\n(.*?)^```", re.MULTILINE | re.DOTALL)
 # blocks the other tests run: the SLURM script and the queue command
 NOT_RUN_HERE = ("#!/bin/bash", "ZGAIN_WORKERS=4 dvc queue start")
 EXP = "confidence90"
-# the tiny profile on one rate and one seed: 2 runs, one group each
+# the tiny profile on one base, one rate and one seed: 2 runs, one group each
 VARIANTS, RATES, SEEDS = ("token_mean", "token_share_cc"), (0.5,), (0,)
-RUNS = {f"{stage}@{v}-{s}" for stage in ("train_cvae", "evaluate") for v in VARIANTS for s in SEEDS}
+RUNS = {
+    f"{stage}@0-{v}-{s}" for stage in ("train_cvae", "evaluate") for v in VARIANTS for s in SEEDS
+}
+
+
+def one_base(raw: dict) -> dict:
+    """The tiny params on the screening base alone (no confirming tier), one rate, one seed."""
+    raw["base"]["seeds"] = [0]
+    raw["cvae"]["confirm"].update(bases=[], rates=list(RATES))
+    raw["cvae"]["seeds"] = list(SEEDS)
+    raw["cvae"]["rates"] = list(RATES)
+    return raw
 
 
 def readme_blocks() -> dict[str, str]:
@@ -65,9 +76,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("remote")
     project = root / "project"
     project.mkdir()
-    params = tiny_params_raw()
-    params["cvae"]["seeds"] = list(SEEDS)
-    params["cvae"]["rates"] = list(RATES)
+    params = one_base(tiny_params_raw())
     assert tuple(params["cvae"]["variants"]) == VARIANTS
     make_project(project, params)
     sh(root, "git", "clone", "-q", "--bare", "project", "origin.git")
@@ -97,7 +106,8 @@ def test_the_remote_is_a_directory_beside_the_clones(study: dict) -> None:
 
 
 def test_upstream_ran_once_and_the_shards_split_the_runs(study: dict) -> None:
-    upstream = {"check_params", "generate", "train_base", "surprisal", "normalizer", "code_digest"}
+    upstream = {"check_params", "generate", "train_base@0", "surprisal@0", "normalizer@0"}
+    upstream |= {"code_digest"}
     assert ran_stages(study["upstream"]) == upstream
     b, c = (ran_stages(study[f"{name}_shard"]) for name in "bc")
     # neither shard recomputed an upstream stage: it pulled their outputs
@@ -124,7 +134,8 @@ def test_assembly_restores_every_run_and_runs_only_the_report(study: dict) -> No
 def test_each_run_records_the_host_and_worker_that_produced_it(study: dict) -> None:
     for variant in VARIANTS:
         for seed in SEEDS:
-            run = study["d"] / "data" / "eval" / variant / f"seed{seed}" / f"rate{RATES[0]!r}"
+            where = study["d"] / "data" / "eval" / "base0" / variant / f"seed{seed}"
+            run = where / f"rate{RATES[0]!r}"
             path = run / "metrics.json"
             environment = json.loads(path.read_text())["environment"]
             assert environment["host"] == socket.gethostname()
@@ -142,8 +153,7 @@ def test_the_assembled_report_equals_a_single_machine_run(
 
     root = Path(os.path.commonpath(list(tiny_pipeline.paths.model_dump().values())))
     shutil.copytree(root, tmp_path / "single")
-    raw = tiny_params_raw(tmp_path / "single")
-    raw["cvae"].update(seeds=list(SEEDS), rates=list(RATES))
+    raw = one_base(tiny_params_raw(tmp_path / "single"))
     params = parse_params(raw)
     for variant in VARIANTS:
         for seed in SEEDS:

@@ -223,7 +223,11 @@ def _untrained_checkpoint(params: Params, variant: str, seed: int, *, zero_poste
         # q(z|x,y) = N(0, I): the standard prior itself.
         torch.nn.init.zeros_(model.posterior_encoder.out.weight)
         torch.nn.init.zeros_(model.posterior_encoder.out.bias)
-    extra = {"variant": variant, "seed": seed, "base_sha256": sha256_file(params.paths.base(0).base_model)}
+    extra = {
+        "variant": variant,
+        "seed": seed,
+        "base_sha256": sha256_file(params.paths.base(0).base_model),
+    }
     save_cvae(Run(variant, RATE, seed, 0).checkpoint(params.paths.cvae_dir), model, extra=extra)
     return model
 

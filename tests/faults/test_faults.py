@@ -25,16 +25,20 @@ from zgain.core.io import TMP_SUFFIX
 pytestmark = pytest.mark.e2e
 HOOKS = Path(__file__).parent / "hooks"  # sitecustomize.py: SIGKILL at a chosen rename
 VARIANT = "token_mean"
-TOKENS = "data/surprisal/tokens.parquet"
-EXAMPLES = "data/surprisal/examples.parquet"
+SURPRISAL = "data/surprisal/0"  # the one base's tables
+TOKENS = f"{SURPRISAL}/tokens.parquet"
+EXAMPLES = f"{SURPRISAL}/examples.parquet"
 RATE = 0.5
-RUN = "0"  # the stage-name suffix of the one group: `train_cvae@token_mean-0`
+RUN = "0"  # the seed suffix of the one group: `train_cvae@0-token_mean-0`
 CHECKPOINT = f"rate{RATE!r}.pt"  # the group's one run's checkpoint file
 
 
 def tiny_single_run() -> dict:
-    """The tiny profile with one variant and one seed: every stage runs, and quickly."""
+    """The tiny profile with one base, one variant and one seed: every stage runs, and
+    quickly."""
     raw = tiny_params_raw()
+    raw["base"]["seeds"] = [0]
+    raw["cvae"]["confirm"].update(bases=[], variants=[VARIANT], rates=[RATE])
     raw["cvae"]["seeds"] = [0]
     raw["cvae"]["rates"] = [RATE]
     raw["cvae"]["variants"] = {VARIANT: raw["cvae"]["variants"][VARIANT]}
@@ -107,6 +111,7 @@ def _set(path: str, value):
 def _rename_variant(name: str):
     def edit(params: dict) -> None:
         params["cvae"]["variants"] = {name: params["cvae"]["variants"][VARIANT]}
+        params["cvae"]["confirm"]["variants"] = [name]
         params["report"]["baseline_variant"] = name
 
     return edit
@@ -150,7 +155,7 @@ def test_a_bad_variant_name_reaching_its_stage_is_one_line_and_runs_no_shell(rep
     _rename_variant("x;touch pwned")(params)
     path.write_text(yaml.safe_dump(params, sort_keys=False))
     try:
-        done = run(repo, "dvc", "repro", "-s", f"train_cvae@x;touch pwned-{RUN}")
+        done = run(repo, "dvc", "repro", "-s", f"train_cvae@0-x;touch pwned-{RUN}")
     finally:
         path.write_text(original)
     lines = error_lines(done)
@@ -216,10 +221,10 @@ def test_a_bad_surprisal_table_stops_the_normalizer_naming_the_file(repo: Path, 
     before = lock(repo)
     corrupt, file, fragment = TABLE_CASES[case]
     corrupt(repo)
-    lines = error_lines(run(repo, "dvc", "repro", "-s", "normalizer"))
+    lines = error_lines(run(repo, "dvc", "repro", "-s", "normalizer@0"))
     assert len(lines) == 1, lines
     assert lines[0].startswith(f"error: {file}: ") and fragment in lines[0], lines
-    sh(repo, "dvc", "checkout", "--force", "data/surprisal")
+    sh(repo, "dvc", "checkout", "--force", SURPRISAL)
     sh(repo, "dvc", "repro")
     assert_recovered(repo, before)
 
@@ -237,11 +242,11 @@ def killed_at(repo: Path, suffix: str, *args: str):
 
 def test_a_kill_during_a_checkpoint_save_recovers_on_the_next_repro(repo: Path) -> None:
     before = lock(repo)
-    stage = f"train_cvae@{VARIANT}-{RUN}"
+    stage = f"train_cvae@0-{VARIANT}-{RUN}"
     killed_at(repo, CHECKPOINT, "-f", "-s", stage)
     left = temporaries(repo)
     assert [p.name.startswith(f".{CHECKPOINT}.") for p in left] == [True]
-    assert not (repo / "models" / "cvae" / VARIANT / "seed0" / CHECKPOINT).exists()
+    assert not (repo / "models" / "cvae" / "base0" / VARIANT / "seed0" / CHECKPOINT).exists()
     assert sh(repo, "git", "status", "--porcelain") == ""  # git ignores the temporary
     # DVC restores the stage from its run cache (or reruns it): same bytes, so the evaluation
     # downstream stays valid and nothing else runs
@@ -259,6 +264,7 @@ def test_a_temporary_in_a_directory_dependency_changes_no_hash(repo: Path) -> No
         repo
         / "data"
         / "eval"
+        / "base0"
         / VARIANT
         / "seed0"
         / f"rate{RATE!r}"
@@ -267,9 +273,8 @@ def test_a_temporary_in_a_directory_dependency_changes_no_hash(repo: Path) -> No
     leftover.write_text("half a file")
     assert json.loads(sh(repo, "dvc", "status", "--json")) == {}  # report's data/eval dep
     assert sh(repo, "git", "status", "--porcelain") == ""
-    assert ran_stages(sh(repo, "dvc", "repro", "-f", "-s", f"evaluate@{VARIANT}-{RUN}")) == {
-        f"evaluate@{VARIANT}-{RUN}"
-    }
+    stage = f"evaluate@0-{VARIANT}-{RUN}"
+    assert ran_stages(sh(repo, "dvc", "repro", "-f", "-s", stage)) == {stage}
     assert_recovered(repo, before)  # swept by the stage that owns the directory
 
 

@@ -40,3 +40,10 @@ def fails_with(raw: object, message: str, whole: bool = True):
     pattern = "^" + re.escape(message) + ("$" if whole else "")
     with pytest.raises(ParamsError, match=pattern):
         parse_params(raw)
+
+
+def error_lines(raw: object) -> list[str]:
+    """The lines of the ParamsError that parsing `raw` raises."""
+    with pytest.raises(ParamsError) as caught:
+        parse_params(raw)
+    return list(caught.value.lines)

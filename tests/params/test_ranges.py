@@ -16,6 +16,7 @@ from params_edit import (
     TRANSFORM_NAMES,
     VARIANTS,
     edit,
+    error_lines,
     fails_with,
 )
 
@@ -71,7 +72,6 @@ RANGE_ERRORS = [
     ("cvae.common.free_bits", -1.0, "cvae.common.free_bits: must be >= 0, got -1.0"),
     ("cvae.seeds", [], "cvae.seeds: needs at least one seed, got []"),
     ("cvae.seeds", [0, 0], "cvae.seeds: must not repeat a seed, got [0, 0]"),
-    ("cvae.variants", {}, "cvae.variants: needs at least one variant, got {}"),
     (
         "cvae.variants.token_mean.weights",
         {"mean": 0.0, "sum": 0.0},
@@ -135,8 +135,20 @@ def test_out_of_range_value_names_key_and_value(
     fails_with(edit(default_params_raw, key, value), message)
 
 
+def test_no_variants_is_an_error(default_params_raw: dict) -> None:
+    """cvae.confirm.variants then names keys of an empty mapping too: each is its own line."""
+    lines = error_lines(edit(default_params_raw, "cvae.variants", {}))
+    assert "cvae.variants: needs at least one variant, got {}" in lines
+    confirm = default_params_raw["cvae"]["confirm"]["variants"]
+    assert [line for line in lines if line.startswith("cvae.confirm.variants")] == [
+        f"cvae.confirm.variants: must name keys of variants (), got {name!r}" for name in confirm
+    ]
+
+
 def test_baseline_removed_from_variants_is_an_error(default_params_raw: dict) -> None:
     edit(default_params_raw, "cvae.variants.token_mean", DELETE)
+    confirm = default_params_raw["cvae"]["confirm"]
+    confirm["variants"] = [v for v in confirm["variants"] if v != "token_mean"]
     remaining = VARIANTS.removeprefix("token_mean, ")
     fails_with(
         default_params_raw,
@@ -144,6 +156,8 @@ def test_baseline_removed_from_variants_is_an_error(default_params_raw: dict) ->
         "got 'token_mean'",
     )
 
+
+UNNAMED = "example_inverse"  # a variant neither cvae.confirm nor report names
 
 NAME_RULE = "a variant name must be letters, digits, `_` or `-`, first a letter or digit"
 
@@ -153,14 +167,14 @@ def test_a_variant_name_that_is_not_identifier_like_is_an_error(
     default_params_raw: dict, name: str
 ) -> None:
     variants = default_params_raw["cvae"]["variants"]
-    variants[name] = variants.pop("token_sum")
+    variants[name] = variants.pop(UNNAMED)
     fails_with(default_params_raw, f"cvae.variants.{name}: {NAME_RULE}, got {name!r}")
 
 
 @pytest.mark.parametrize("name", ["token_sum", "v2", "beta-0_5", "A-b_9"])
 def test_identifier_like_variant_names_load(default_params_raw: dict, name: str) -> None:
     variants = default_params_raw["cvae"]["variants"]
-    variants[name] = variants.pop("token_sum")
+    variants[name] = variants.pop(UNNAMED)
     assert name in parse_params(default_params_raw).cvae.variants
 
 
@@ -270,14 +284,30 @@ def test_unknown_variant_lookup_names_it(default_params_raw: dict) -> None:
 @pytest.mark.parametrize(
     ("rates", "message"),
     [
-        ([], "cvae.rates: needs at least one rate, got []"),
-        ([0.5, 0.5], "cvae.rates: must not repeat a rate, got [0.5, 0.5]"),
         ([1], "cvae.rates[0]: must be written as a decimal (1.0, not 1), got 1"),
         ([-0.5], "cvae.rates[0]: must be > 0, got -0.5"),
     ],
 )
 def test_bad_rates_name_the_problem(default_params_raw: dict, rates: list, message: str) -> None:
     fails_with(edit(default_params_raw, "cvae.rates", rates), message)
+
+
+@pytest.mark.parametrize(
+    ("rates", "message"),
+    [
+        ([], "cvae.rates: needs at least one rate, got []"),
+        ([0.5, 0.5], "cvae.rates: must not repeat a rate, got [0.5, 0.5]"),
+    ],
+)
+def test_a_bad_rate_list_is_named_beside_the_confirming_rates_it_drops(
+    default_params_raw: dict, rates: list, message: str
+) -> None:
+    """cvae.confirm.rates (1.0) is then no entry of cvae.rates either: both lines."""
+    known = ", ".join(map(repr, rates))
+    assert error_lines(edit(default_params_raw, "cvae.rates", rates)) == [
+        f"cvae.confirm.rates: must be entries of rates ({known}), got 1.0",
+        message,
+    ]
 
 
 def test_a_fixed_beta_schedule_takes_one_rate(default_params_raw: dict) -> None:
@@ -287,8 +317,9 @@ def test_a_fixed_beta_schedule_takes_one_rate(default_params_raw: dict) -> None:
         "cvae.rates: a fixed β schedule (linear) targets no rate: give one entry, which only "
         "names the runs' files, got [0.5, 1.0]",
     )
-    params = parse_params(edit(raw, "cvae.rates", [0.5]))
-    assert params.cvae.rates == (0.5,)
+    raw = edit(edit(raw, "cvae.rates", [0.5]), "cvae.confirm.rates", [0.5])
+    params = parse_params(raw)
+    assert params.cvae.rates == params.cvae.confirm.rates == (0.5,)
 
 
 def test_rate_target_bounds_must_be_ordered(default_params_raw: dict) -> None:

@@ -17,10 +17,16 @@ Runs exist at two target rates, RATES: the headline HEADLINE (nearest the oracle
 holds the numbers above; at the other rate z_information and kl are LOW_SCALE times them. Each
 run's `kl_target` is its rate; the runs' KL are within 10% of it but token_sum's seed 2
 (+20%). Training curves (dvclive TSVs) are written for the headline runs.
+
+All of the above are screening runs on base SCREENING. make_params lists one base unless told
+more; write_study writes every base's base.json (sha256 base_sha256(b), test excess
+base_excess(b)) and, for every other base, its confirming runs: the screening numbers at the
+headline rate with z_information raised by CONFIRM_SHIFT · b.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from pathlib import Path
 
@@ -37,6 +43,8 @@ from zgain.report.loading import USAGE_KEYS
 
 N_EXAMPLES = 30
 SEEDS = (0, 1, 2)
+SCREENING = 0  # the first of base.seeds: every screening run trains on it
+CONFIRM_SHIFT = 0.5  # a confirming run's z_information is its screening value + this × base
 HEADLINE, LOW = 2.5, 1.0
 RATES = (LOW, HEADLINE)
 LOW_SCALE = 0.5
@@ -170,10 +178,10 @@ def curve_value(quantity: str, variant: str, seed: int, step: int) -> float:
 
 def write_curves(live_dir: Path, variant: str, rate: float, seed: int) -> None:
     """dvclive-style TSVs (`step`, quantity) of every CURVE_QUANTITIES and the rate
-    controller's KL average `kl_ema` for one run."""
+    controller's KL average `kl_ema` for one screening run (on base SCREENING)."""
     from zgain.report.curves import CURVE_QUANTITIES
 
-    where = Run(variant, rate, seed, 0).live_dir(live_dir) / "plots" / "metrics"
+    where = Run(variant, rate, seed, SCREENING).live_dir(live_dir) / "plots" / "metrics"
     where.mkdir(parents=True, exist_ok=True)
     for quantity in (*CURVE_QUANTITIES, "kl_ema"):
         lines = [f"step\t{quantity}"] + [
@@ -183,11 +191,19 @@ def write_curves(live_dir: Path, variant: str, rate: float, seed: int) -> None:
 
 
 def write_run(
-    eval_dir: Path, variant: str, seed: int, sum_marginal: float = -0.1, rate: float = HEADLINE
+    eval_dir: Path,
+    variant: str,
+    seed: int,
+    sum_marginal: float = -0.1,
+    rate: float = HEADLINE,
+    run: Run | None = None,
+    **overrides: float,
 ) -> None:
-    where = Run(variant, rate, seed, 0).eval_dir(eval_dir)
+    """One run's examples.parquet and metrics.json (fake_metrics with `overrides`), at
+    `run`'s folder (default: the screening run of variant, rate and seed)."""
+    where = (run or Run(variant, rate, seed, SCREENING)).eval_dir(eval_dir)
     write_table(fake_examples(variant, seed), where / "examples.parquet", EVAL_SCHEMA)
-    metrics = fake_metrics(variant, seed, sum_marginal, rate)
+    metrics = fake_metrics(variant, seed, sum_marginal, rate) | overrides
     write_json({**metrics, ENVIRONMENT_KEY: FAKE_ENVIRONMENT}, where / "metrics.json")
 
 
@@ -197,8 +213,9 @@ def write_runs(
     sum_marginal: float = -0.1,
     live_dir: Path | None = None,
 ) -> None:
-    """Every listed variant × rate × seed, plus the removed variant (on disk only), and the
-    runs' training curves under `live_dir` (default: `cvae_live` beside eval_dir)."""
+    """Every listed variant × rate × seed on the screening base, plus the removed variant (on
+    disk only), and the runs' training curves under `live_dir` (default: `cvae_live` beside
+    eval_dir)."""
     live_dir = live_dir or eval_dir.parent.parent / "dvclive" / "cvae"
     for variant in (*WEIGHTS, REMOVED):
         for rate in RATES:
@@ -207,26 +224,98 @@ def write_runs(
                 write_curves(live_dir, variant, rate, seed)
 
 
+def base_sha256(base: int) -> str:
+    """The fake checkpoint sha256 of base `base` (64 hex digits, distinct per base)."""
+    return hashlib.sha256(f"fake base {base}".encode()).hexdigest()
+
+
+def base_excess(base: int) -> float:
+    """The fake test excess over the oracle of base `base` (nats/seq)."""
+    return 0.05 * (base + 1)
+
+
+def write_base_meta(params: Params, base: int) -> Path:
+    """base.json of base `base`, as train_base@<base> writes it (the keys the report reads)."""
+    path = Path(params.paths.base(base).base_meta)
+    meta = {
+        "seed": base,
+        "sha256": base_sha256(base),
+        "metrics": {"test_excess_nats": base_excess(base)},
+    }
+    write_json(meta, path)
+    return path
+
+
+def write_confirming_runs(params: Params, base: int, sum_marginal: float = -0.1) -> None:
+    """The confirming runs of base `base`: cvae.confirm's variants × rates × seeds, with the
+    screening numbers but z_information (and capture) raised by CONFIRM_SHIFT per base."""
+    confirm, eval_dir = params.cvae.confirm, Path(params.paths.eval_dir)
+    for variant in confirm.variants:
+        for rate in confirm.rates:
+            for seed in confirm.seeds:
+                metrics = fake_metrics(variant, seed, sum_marginal, rate)
+                z_info = float(metrics["z_information"]) + CONFIRM_SHIFT * base
+                run = Run(variant, rate, seed, base, confirming=True)
+                write_run(
+                    eval_dir,
+                    variant,
+                    seed,
+                    sum_marginal,
+                    rate,
+                    run,
+                    z_information=z_info,
+                    capture=z_info / ORACLE_INFO,
+                )
+
+
+def write_study(params: Params, sum_marginal: float = -0.1) -> None:
+    """Every screening run of `params`' seeds (write_runs), every base's base.json and the
+    confirming runs of every other base."""
+    eval_dir, live_dir = Path(params.paths.eval_dir), Path(params.paths.cvae_live)
+    write_runs(eval_dir, tuple(params.cvae.seeds), sum_marginal, live_dir)
+    for base in params.base.seeds:
+        write_base_meta(params, base)
+        if base != params.base.screening:
+            write_confirming_runs(params, base, sum_marginal)
+
+
 def make_params(
-    root: Path, seeds: tuple[int, ...] = SEEDS, variants: tuple[str, ...] = tuple(WEIGHTS)
+    root: Path,
+    seeds: tuple[int, ...] = SEEDS,
+    variants: tuple[str, ...] = tuple(WEIGHTS),
+    bases: tuple[int, ...] = (SCREENING,),
+    confirm_seeds: tuple[int, ...] = (0,),
 ) -> Params:
-    """params.yaml with paths under `root`, the listed variants and seeds."""
+    """params.yaml with paths under `root`, the listed variants and seeds, and the listed bases
+    (the first screening): every variant is contested, at the headline rate only."""
     raw = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
     raw["paths"] = {k: str(root / v) for k, v in raw["paths"].items()}
+    raw["base"]["seeds"] = list(bases)
     raw["cvae"]["seeds"] = list(seeds)
     raw["cvae"]["rates"] = list(RATES)
     raw["cvae"]["variants"] = {v: {"weights": WEIGHTS[v], "beta": None} for v in variants}
+    raw["cvae"]["confirm"] = {
+        "bases": list(bases[1:]),
+        "seeds": list(confirm_seeds),
+        "variants": list(variants),
+        "rates": [HEADLINE],
+    }
     raw["report"]["baseline_variant"] = BASELINE
     raw["report"]["pairs"] = [["token_sum", "example_inverse"]] if len(variants) > 2 else []
     raw["report"]["confidence"] = 0.95
     return parse_params(raw)
 
 
-def build(root: Path, seeds: tuple[int, ...] = SEEDS, sum_marginal: float = -0.1) -> Params:
-    """Write the fake runs under `root` and run the report stage on them."""
+def build(
+    root: Path,
+    seeds: tuple[int, ...] = SEEDS,
+    sum_marginal: float = -0.1,
+    bases: tuple[int, ...] = (SCREENING,),
+) -> Params:
+    """Write the fake study under `root` and run the report stage on it."""
     from stages import report as report_stage
 
-    params = make_params(root, seeds)
-    write_runs(Path(params.paths.eval_dir), seeds, sum_marginal, Path(params.paths.cvae_live))
+    params = make_params(root, seeds, bases=bases)
+    write_study(params, sum_marginal)
     report_stage.run(params)
     return params

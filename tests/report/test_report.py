@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from report_fakes import HEADLINE, LOW, REMOVED, WEIGHTS, build, make_params, write_runs
+from report_fakes import HEADLINE, LOW, REMOVED, WEIGHTS, build, make_params, write_study
 
 from stages import report as report_stage
 from zgain.core.errors import DataError
@@ -44,6 +44,8 @@ EXPECTED_FILES = {
             "verdicts",
             "half_widths",
             "plateau",
+            "procedure",
+            "bases",
         )
     ),
     "plots/frontier.csv",
@@ -62,7 +64,7 @@ EXPECTED_FILES = {
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Params, Path]:
     root = tmp_path_factory.mktemp("report")
     params = make_params(root)
-    write_runs(Path(params.paths.eval_dir))
+    write_study(params)
     # The removed variant's outputs stay on disk, even broken: they must never be read.
     (Run(REMOVED, HEADLINE, 0, 0).eval_dir(params.paths.eval_dir) / "metrics.json").write_text(
         "not json"
@@ -112,10 +114,10 @@ def test_rerun_writes_identical_bytes_and_removes_stale_files(built: tuple[Param
 @pytest.mark.parametrize("missing_file", ["examples.parquet", "metrics.json"])
 def test_missing_run_names_the_dvc_command(tmp_path: Path, missing_file: str) -> None:
     params = make_params(tmp_path)
-    write_runs(Path(params.paths.eval_dir))
+    write_study(params)
     missing = Run("token_sum", LOW, 1, 0).eval_dir(params.paths.eval_dir) / missing_file
     missing.unlink()
-    pattern = re.escape(str(missing)) + r".*" + re.escape("`dvc repro evaluate@token_sum-1`")
+    pattern = re.escape(str(missing)) + r".*" + re.escape("`dvc repro evaluate@0-token_sum-1`")
     with pytest.raises(DataError, match=pattern):
         report_stage.run(params)
     assert not Path(params.paths.reports_dir).exists()
@@ -123,18 +125,18 @@ def test_missing_run_names_the_dvc_command(tmp_path: Path, missing_file: str) ->
 
 def test_stale_metrics_without_a_new_key_fail(tmp_path: Path) -> None:
     params = make_params(tmp_path)
-    write_runs(Path(params.paths.eval_dir))
+    write_study(params)
     path = Run("token_mean", HEADLINE, 2, 0).eval_dir(params.paths.eval_dir) / "metrics.json"
     metrics = json.loads(path.read_text())
     del metrics["z_information"]
     path.write_text(json.dumps(metrics))
-    with pytest.raises(DataError, match=r"z_information.*evaluate@token_mean-2"):
+    with pytest.raises(DataError, match=r"z_information.*evaluate@0-token_mean-2"):
         report_stage.run(params)
 
 
 def test_runs_disagreeing_on_the_split_fail(tmp_path: Path) -> None:
     params = make_params(tmp_path)
-    write_runs(Path(params.paths.eval_dir))
+    write_study(params)
     path = Run("example_inverse", HEADLINE, 0, 0).eval_dir(params.paths.eval_dir) / "metrics.json"
     metrics = json.loads(path.read_text())
     metrics["oracle_info"] += 1.0
@@ -155,8 +157,9 @@ def test_one_seed_report_builds(tmp_path: Path) -> None:
 
 def test_missing_training_curve_names_the_file(tmp_path: Path) -> None:
     params = make_params(tmp_path)
-    write_runs(Path(params.paths.eval_dir), live_dir=Path(params.paths.cvae_live))
-    curve = Run("token_sum", HEADLINE, 0, 0).live_dir(params.paths.cvae_live) / "plots/metrics/kl.tsv"
+    write_study(params)
+    live = Run("token_sum", HEADLINE, 0, 0).live_dir(params.paths.cvae_live)
+    curve = live / "plots/metrics/kl.tsv"
     curve.unlink()
     with pytest.raises(DataError, match=re.escape(str(curve))):
         report_stage.run(params)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from report_fakes import FAKE_ENVIRONMENT, RATES, SEEDS, WEIGHTS, make_params, write_runs
+from report_fakes import FAKE_ENVIRONMENT, RATES, SEEDS, WEIGHTS, make_params, write_study
 
 from stages import report as report_stage
 from zgain.core.io import read_json, write_json
@@ -28,7 +28,7 @@ def set_device(eval_dir: Path, variant: str, seed: int, device: str | None) -> N
 def summary_head(tmp_path: Path, devices: dict[tuple[str, int], str | None]) -> str:
     params = make_params(tmp_path)
     eval_dir = Path(params.paths.eval_dir)
-    write_runs(eval_dir)
+    write_study(params)
     for (variant, seed), device in devices.items():
         set_device(eval_dir, variant, seed, device)
     report_stage.run(params)

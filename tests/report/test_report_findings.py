@@ -98,12 +98,12 @@ def test_a_verdict_cell_shows_the_interval_its_verdict_was_decided_on() -> None:
 
 
 def test_a_report_of_the_baseline_alone_says_there_is_nothing_to_compare(tmp_path: Path) -> None:
-    from report_fakes import SEEDS, make_params, write_runs
+    from report_fakes import SEEDS, make_params, write_study
 
     from stages import report as report_stage
 
     params = make_params(tmp_path, SEEDS, variants=("token_mean",))
-    write_runs(Path(params.paths.eval_dir), SEEDS, -0.1, Path(params.paths.cvae_live))
+    write_study(params)
     report_stage.run(params)
     text = findings((Path(params.paths.reports_dir) / "summary.md").read_text())
     assert "No variant besides token_mean is listed: there is nothing to compare." in text

@@ -50,6 +50,12 @@ def test_header_states_world_runs_and_method(summary: str) -> None:
     assert "verdicts are over CVAE seeds given that base" in findings
 
 
+def test_one_base_makes_no_claim_over_bases(summary: str) -> None:
+    # report_fakes' default study has one base: nothing to say about the spread over bases
+    assert "## Over bases" not in summary and "**Over bases**" not in summary
+    assert "Every run starts from one base (`base.seeds` = [0])" in section(summary, "Findings")
+
+
 def test_first_table_is_the_decomposition(summary: str) -> None:
     first = next(line for line in summary.splitlines() if line.startswith("| row"))
     assert re.findall(r"`(\w+)`(?: \([^)]*\))?( at C)?", first) == [

@@ -36,6 +36,8 @@ from zgain.report.statistics import t_quantile
 
 TABLES = "tables"
 RUNS_TABLE, VERDICTS_TABLE = "runs.csv", "verdicts.csv"
+PROCEDURE_TABLE = "procedure.csv"  # the comparisons over bases (zgain.report.bases)
+PROCEDURE_KEY = ["a", "b", "rate", "metric"]
 PASS_LEVEL = 0.99  # an unchanged rerun passes with this probability
 NULL_DRAWS = 4000  # simulated reruns behind the threshold
 NULL_SEED = 0
@@ -223,6 +225,39 @@ def reversed_verdicts(fresh: str | None, committed: str | None) -> list[str]:
     ]
 
 
+def procedure_verdicts(reports: Path, repo: Path, revision: str) -> list[Verdict]:
+    """Each comparison over bases (tables/procedure.csv) with a committed interval: the fresh
+    mean against it, expected inside with `inside_probability` over the bases (a rerun that
+    redraws every base is another draw of the per-base means). Empty when either run has none."""
+    fresh = reports / TABLES / PROCEDURE_TABLE
+    text = committed_text(repo, f"{tables_folder(reports, repo)}/{PROCEDURE_TABLE}", revision)
+    if not fresh.is_file() or text is None:
+        return []
+    confidence = committed_confidence(repo, revision)
+    committed = pd.read_csv(io.StringIO(text))
+    joined = committed.merge(pd.read_csv(fresh), on=PROCEDURE_KEY, suffixes=("_c", "_f"))
+    out = []
+    for row in joined.itertuples(index=False):
+        if not all(math.isfinite(v) for v in (row.low_c, row.high_c, row.mean_f)):
+            continue
+        expected = inside_probability(int(row.n_c), int(row.n_f), confidence)
+        label = f"{row.a} − {row.b} C = {row.rate!r}"
+        out.append(
+            Verdict(
+                PROCEDURE_TABLE,
+                label,
+                row.metric,
+                float(row.mean_f),
+                float(row.low_c),
+                float(row.high_c),
+                expected,
+                int(row.n_c),
+                int(row.n_f),
+            )
+        )
+    return out
+
+
 def tables_folder(reports: Path, repo: Path) -> str:
     """The report's tables folder relative to the repository (how git names it)."""
     return (reports / TABLES).resolve().relative_to(repo.resolve()).as_posix()
@@ -301,5 +336,17 @@ def check(
         f"dependence between metrics: {dependence}); {len(rule.reversed)} separated verdicts "
         "reversed (docs/usage.md#what-is-and-is-not-reproducible)"
     )
+    procedure = procedure_verdicts(reports, repo, revision)
+    if procedure:
+        for verdict in procedure if verbose else [v for v in procedure if not v.inside]:
+            typer.echo(verdict.line())
+        inside = sum(v.inside for v in procedure)
+        expected = sum(v.expected for v in procedure)
+        typer.echo(
+            f"over bases: {inside} of {len(procedure)} comparisons lie inside the committed "
+            f"intervals over {procedure[0].n_committed} bases; a rerun that redraws every base "
+            f"puts {expected:.1f} inside on average (a rerun on a machine that retrains the same "
+            "bases puts all inside)"
+        )
     if not rule.passes(len(outside)):
         raise typer.Exit(1)

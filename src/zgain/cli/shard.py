@@ -1,8 +1,9 @@
 """`zgain shard`: one worker's share of the per-run stages, shared through DVC's remote.
 
-A unit of work is one item of the `train_cvae` / `evaluate` matrices (a group of runs), named by
-what follows `@` in its stage names (`token_mean-0`; whatever the matrix axes are). Items are
-sorted by name and dealt round-robin: shard i of n takes items i, i+n, i+2n, …, so every item
+A unit of work is one group of runs: an item of the `train_cvae` / `evaluate` matrices (a
+screening group, `0-token_mean-0`) or of their confirming twins (`confirm_1-0`, the stages
+`confirm_train_cvae@1-0` and `confirm_evaluate@1-0`). Units are sorted by name and dealt
+round-robin: shard i of n takes items i, i+n, i+2n, …, so every item
 lands on exactly one shard, its training and its evaluation on the same one. The shard pulls
 what its items need (`dvc repro --pull` also restores one another worker already pushed), runs
 them, and pushes their outputs with the run-cache, from which `dvc repro --pull` on any clone
@@ -18,30 +19,40 @@ from typing import Annotated
 
 import typer
 
-from zgain.core.runs import GROUP_STAGES
+from zgain.core.runs import CONFIRM_PREFIX, GROUP_STAGES
 
 RUN_STAGES = GROUP_STAGES
-"""The per-group stages, in DAG order (zgain.core.runs)."""
+"""The per-group stages, in DAG order (zgain.core.runs); a confirming group's carry
+CONFIRM_PREFIX."""
 
 
 def run_names(stage_names: Iterable[str]) -> list[str]:
-    """Sorted names of the runs: `token_mean-0` for `train_cvae@token_mean-0`."""
+    """Sorted names of the groups: `0-token_mean-0` for `train_cvae@0-token_mean-0`,
+    `confirm_1-0` for `confirm_train_cvae@1-0`."""
     runs = set()
     for name in stage_names:
         stage, at, item = name.partition("@")
-        if at and stage in RUN_STAGES:
-            runs.add(item)
+        prefix = CONFIRM_PREFIX if stage.startswith(CONFIRM_PREFIX) else ""
+        if at and stage.removeprefix(prefix) in RUN_STAGES:
+            runs.add(prefix + item)
     return sorted(runs)
 
 
+def group_stages(run: str) -> list[str]:
+    """The stages of group `run` (a `run_names` entry), in DAG order."""
+    prefix = CONFIRM_PREFIX if run.startswith(CONFIRM_PREFIX) else ""
+    item = run.removeprefix(prefix)
+    return [f"{prefix}{stage}@{item}" for stage in RUN_STAGES]
+
+
 def shard_stages(stage_names: Sequence[str], index: int, count: int) -> list[str]:
-    """The stages of shard `index` of `count`: its runs' stages, each run's in DAG order."""
+    """The stages of shard `index` of `count`: its groups' stages, each group's in DAG order."""
     present = set(stage_names)
     return [
-        f"{stage}@{run}"
+        stage
         for run in run_names(stage_names)[index::count]
-        for stage in RUN_STAGES
-        if f"{stage}@{run}" in present
+        for stage in group_stages(run)
+        if stage in present
     ]
 
 

@@ -51,6 +51,10 @@ def run_group(
     group = resolve_group(params, base, variant, seed)
     if group.confirming:
         confirm = params.cvae.confirm
+        for rate in rates or ():
+            if rate not in confirm.rates:
+                known = ", ".join(map(repr, confirm.rates))
+                raise ParamsError(f"cvae.confirm.rates: no rate {rate!r} (listed: {known})")
         runs = group.runs(rates or confirm.rates, confirm.variants)
     else:
         runs = group.runs(params.cvae.rate(r) for r in (rates or params.cvae.rates))

@@ -25,9 +25,9 @@ from zgain.core.errors import ParamsError
 from zgain.params.blocks import (
     BaseParams,
     BasePaths,
-    ConfirmParams,
     BetaScheduleName,
     CommonCVAEParams,
+    ConfirmParams,
     CVAEConfig,
     CVAEParams,
     EvaluateParams,

@@ -263,7 +263,7 @@ class ResolvedVariant(Block):
 
 
 class ConfirmParams(Block):
-    """The confirming tier (docs/architecture.md#the-design): the contested variants at the
+    """The confirming tier (docs/defaults.md#the-design): the contested variants at the
     headline rates, on every base after the screening one, one stage per (base, seed)."""
 
     bases: tuple[StrictInt, ...]  # base.seeds after the first (empty: one base, no tier)
@@ -299,7 +299,9 @@ class CVAEParams(Block):
         for name in self.confirm.variants:
             if name not in self.variants:
                 known = ", ".join(self.variants)
-                errors.append(fail("confirm.variants", f"must name keys of variants ({known})", name))
+                errors.append(
+                    fail("confirm.variants", f"must name keys of variants ({known})", name)
+                )
         for rate in self.confirm.rates:
             if rate not in self.rates:
                 known = ", ".join(map(repr, self.rates))

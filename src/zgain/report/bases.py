@@ -31,6 +31,7 @@ from zgain.report.frontier import outside_tolerance
 from zgain.report.loading import EvalResults, load_results
 from zgain.report.markdown import frame_table
 from zgain.report.procedure import detectable_difference, procedure_interval
+from zgain.report.statistics import percent
 
 PROCEDURE_TABLE = "procedure"
 BASES_TABLE = "bases"
@@ -84,11 +85,11 @@ class BaseRuns:
         )
 
 
-def base_facts(meta_path: str | Path) -> tuple[str, float]:
-    """(sha256, test excess in nats/seq; NaN without an oracle) from a base's base.json."""
+def base_facts(meta_path: str | Path, base: int) -> tuple[str, float]:
+    """(sha256, test excess in nats/seq; NaN without an oracle) from base `base`'s base.json."""
     path = Path(meta_path)
     if not path.is_file():
-        raise DataError(f"{path} not found: run `dvc repro train_base`")
+        raise DataError(f"{path} not found: run `dvc repro train_base@{base}`")
     meta = read_json(path)
     excess = meta.get("metrics", {}).get("test_excess_nats")
     return str(meta["sha256"]), math.nan if excess is None else float(excess)
@@ -101,7 +102,7 @@ def load_bases(params: Params) -> list[BaseRuns]:
     confirm, screening = params.cvae.confirm, params.base.screening
     out = []
     for seed in params.base.seeds:
-        sha, excess = base_facts(params.paths.base(seed).base_meta)
+        sha, excess = base_facts(params.paths.base(seed).base_meta, seed)
         first = seed == screening
         seeds = params.cvae.seeds if first else confirm.seeds
         results = {
@@ -199,13 +200,13 @@ def bases_table(
 
 
 def _replicates(bases: Sequence[BaseRuns]) -> str:
-    """`6 bases (0–5): base 0 × 2 seeds (screening), 5 × 1 seed (confirming)`."""
+    """`base 0 × 2 seeds; bases 1, 2, 3, 4 × 1 seed`: each tier's bases and seeds per base."""
     tiers = {}
     for base in bases:
         n = len(next(iter(base.results.values())).seeds)
         tiers.setdefault(base.tier, []).append((base.seed, n))
     parts = []
-    for tier, members in tiers.items():
+    for members in tiers.values():
         seeds = sorted({n for _, n in members})
         k = "/".join(map(str, seeds))
         names = ", ".join(str(s) for s, _ in members)
@@ -213,24 +214,30 @@ def _replicates(bases: Sequence[BaseRuns]) -> str:
     return "; ".join(parts)
 
 
-def procedure_sentence(table: pd.DataFrame, bases: Sequence[BaseRuns], rate: float) -> str:
-    """The Findings' lines on the procedure: each comparison's Δ capture over bases at `rate`
-    with σ_B, σ_W, and the smallest difference the design detects."""
+def procedure_sentence(
+    table: pd.DataFrame, bases: Sequence[BaseRuns], rate: float, confidence: float
+) -> str:
+    """The Findings' paragraph on the procedure: each comparison's Δ capture over bases at
+    `rate` with σ_B and σ_W, grouped by the variant compared with, and the smallest difference
+    the design detects."""
     at = table[(table["rate"] == rate) & (table["metric"] == PROCEDURE_METRICS[0])]
     if at.empty or len(bases) < 2:
         return ""
-    cells = [
-        f"{row['a']} − {row['b']} {fmt_stats(row, signed=True)} "
-        f"(σ_B {fmt(row['sigma_b'])}, σ_W {fmt(row['sigma_w'])})"
-        for _, row in at.iterrows()
-    ]
+    groups = []
+    for b, rows in at.groupby("b", sort=False):
+        cells = [
+            f"{row['a']} {fmt_stats(row, signed=True)} ({fmt(row['sigma_b'])}, "
+            f"{fmt(row['sigma_w'])})"
+            for _, row in rows.iterrows()
+        ]
+        groups.append(f"− {b}: {'; '.join(cells)}")
     detectable = fmt(float(at["detectable"].median()))
     return (
-        f"**Over bases** (the procedure; {_replicates(bases)}): Δ capture at "
-        f"C = {rate!r}, 95% t over bases: {'; '.join(cells)}. This design detects "
-        f"|Δ| ≈ {detectable} at 80% power ([table](tables/{PROCEDURE_TABLE}.csv), "
-        f"[bases](tables/{BASES_TABLE}.csv)). The verdict table is the screening tier, "
-        f"conditional on base {bases[0].seed}."
+        f"**Over bases** ({len(bases)}: {_replicates(bases)}), Δ capture at C = {rate!r}, "
+        f"{percent(confidence)} t over bases (σ_B, σ_W) {'. '.join(groups)}. Detectable at 80% "
+        f"power: {detectable} ([table](tables/{PROCEDURE_TABLE}.csv), "
+        f"[bases](tables/{BASES_TABLE}.csv)). The verdict table is base {bases[0].seed}'s "
+        "screening tier."
     )
 
 

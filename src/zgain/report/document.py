@@ -265,7 +265,7 @@ def summary_markdown(
         lines += ["", f"## {spec.title}{at}", "", text, ""]
         lines.append(render_table(spec, tables[STRATEGY_TABLE], n_seeds, header=str))
         number += 1
-    if PROCEDURE_TABLE in tables:
+    if PROCEDURE_TABLE in tables and len(bases) > 1:  # one base: no claim over bases
         lines += ["", *procedure_section(tables[PROCEDURE_TABLE], tables[BASES_TABLE], number)]
         number += 2
     lines += [
@@ -389,9 +389,7 @@ def build_report(
         plots=plots,
         figures=figures,
         metrics=metrics_summary(results, headline, tables[ADJUSTMENT_TABLE]),
-        summary=summary_markdown(
-            params, by_rate, headline, tables, list(figures), coverage, bases
-        ),
+        summary=summary_markdown(params, by_rate, headline, tables, list(figures), coverage, bases),
     )
 
 

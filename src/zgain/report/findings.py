@@ -260,7 +260,7 @@ def findings_lines(
     lines += ["", rule_sentence(tables, verdicts, metrics, params, len(by_rate))]
     scope = world_sentence(params.data, results.split_value("n_examples"))
     procedure = (
-        procedure_sentence(tables[PROCEDURE_TABLE], bases, headline)
+        procedure_sentence(tables[PROCEDURE_TABLE], bases, headline, report.confidence)
         if PROCEDURE_TABLE in tables
         else ""
     )

@@ -1,0 +1,249 @@
+"""The procedure over bases (zgain.report.bases) against hand computations.
+
+A study of three bases: base 0 screens (report_fakes' numbers, seeds 0, 1, 2, two rates) and
+bases 1 and 2 confirm (CONFIRMING below: seeds 0, 1 at the headline rate C = 2.5). Each
+replicate's capture is moved to exactly C along the screening base's frontier slope, a run more
+than 10% off C is left out, and a comparison's interval is over the per-base mean differences
+(docs/method.md#claims-about-the-procedure).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from report_fakes import (
+    HEADLINE,
+    base_excess,
+    base_sha256,
+    make_params,
+    write_run,
+    write_study,
+)
+from scipy import stats
+
+from stages import report as report_stage
+from zgain.core.errors import DataError
+from zgain.core.io import write_json
+from zgain.core.runs import Run
+from zgain.params import Params
+from zgain.report.bases import base_facts, load_bases
+
+BASES = (0, 1, 2)
+CONFIRM_SEEDS = (0, 1)
+# the confirming runs at C = 2.5: (capture, achieved kl) of seeds 0 and 1, per (base, variant)
+CONFIRMING = {
+    (1, "token_mean"): ((0.30, 2.5), (0.34, 2.6)),
+    (1, "token_sum"): ((0.10, 2.5), (0.20, 2.2)),  # seed 1: −12% off C, left out
+    (1, "example_inverse"): ((0.60, 2.5), (0.70, 2.4)),
+    (2, "token_mean"): ((0.25, 2.5), (0.27, 2.5)),
+    (2, "token_sum"): ((0.05, 2.5), (0.07, 2.5)),
+    (2, "example_inverse"): ((0.55, 2.5), (0.99, 3.0)),  # seed 1: +20% off C, left out
+}
+# the screening base's runs at C = 2.5 (report_fakes: capture = z_information / 10, KL)
+SCREENING_RUNS = {
+    "token_mean": ((0.1, 2.3), (0.2, 2.5), (0.3, 2.7)),
+    "example_inverse": ((0.5, 2.4), (0.65, 2.5), (0.7, 2.6)),
+}
+# capture's frontier slope at C = 2.5 on the screening base, one-sided from C = 1.0 (where
+# capture and KL are the headline values × 0.5 and × 0.4): Δ seed-mean capture / Δ seed-mean KL
+SLOPE = {
+    "token_mean": (0.2 - 0.1) / (2.5 - 1.0),
+    "example_inverse": (1.85 / 3 - 1.85 / 6) / (2.5 - 1.0),
+}
+COMPARISONS = [  # each contested variant − the baseline, then the declared pair
+    ("token_sum", "token_mean"),
+    ("example_inverse", "token_mean"),
+    ("token_sum", "example_inverse"),
+]
+
+
+def at_c(capture: float, kl: float, variant: str) -> float:
+    """A run's capture moved along its variant's slope to KL = C."""
+    return capture + SLOPE[variant] * (HEADLINE - kl)
+
+
+def write_bases_study(root: Path) -> Params:
+    params = make_params(root, bases=BASES, confirm_seeds=CONFIRM_SEEDS)
+    write_study(params)
+    for (base, variant), runs in CONFIRMING.items():
+        for seed, (capture, kl) in zip(CONFIRM_SEEDS, runs, strict=True):
+            run = Run(variant, HEADLINE, seed, base, confirming=True)
+            eval_dir = Path(params.paths.eval_dir)
+            write_run(eval_dir, variant, seed, rate=HEADLINE, run=run, capture=capture, kl=kl)
+    return params
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Params, Path]:
+    params = write_bases_study(tmp_path_factory.mktemp("bases"))
+    report_stage.run(params)
+    return params, Path(params.paths.reports_dir)
+
+
+def procedure(reports: Path) -> pd.DataFrame:
+    return pd.read_csv(reports / "tables" / "procedure.csv")
+
+
+def row(table: pd.DataFrame, a: str, b: str, metric: str = "capture") -> pd.Series:
+    rows = table[(table["a"] == a) & (table["b"] == b) & (table["metric"] == metric)]
+    assert len(rows) == 1, (a, b, metric)
+    return rows.iloc[0]
+
+
+def per_base_differences() -> list[float]:
+    """example_inverse − token_mean capture at C: each base's mean paired difference."""
+    base0 = np.mean(
+        [
+            at_c(*ei, "example_inverse") - at_c(*tm, "token_mean")
+            for ei, tm in zip(
+                SCREENING_RUNS["example_inverse"], SCREENING_RUNS["token_mean"], strict=True
+            )
+        ]
+    )
+    # base 1: both seeds; base 2: seed 0 only (example_inverse seed 1 is off target)
+    base1 = np.mean(
+        [
+            at_c(0.60, 2.5, "example_inverse") - at_c(0.30, 2.5, "token_mean"),
+            at_c(0.70, 2.4, "example_inverse") - at_c(0.34, 2.6, "token_mean"),
+        ]
+    )
+    base2 = at_c(0.55, 2.5, "example_inverse") - at_c(0.25, 2.5, "token_mean")
+    return [float(base0), float(base1), float(base2)]
+
+
+def test_the_procedure_mean_is_the_mean_of_the_per_base_mean_differences(built) -> None:
+    _, reports = built
+    cell = row(procedure(reports), "example_inverse", "token_mean")
+    per_base = per_base_differences()
+    # base 0's adjustments cancel in its mean: 0.6167 − 0.2; then (0.3 + 0.3872) / 2; then 0.3
+    assert per_base == pytest.approx([0.416667, 0.343611, 0.3], abs=1e-6)
+    mean = sum(per_base) / 3
+    half = stats.t.ppf(0.975, 2) * np.std(per_base, ddof=1) / math.sqrt(3)
+    assert cell["mean"] == pytest.approx(mean, rel=1e-9)
+    assert (cell["low"], cell["high"]) == pytest.approx((mean - half, mean + half), rel=1e-9)
+    assert cell["n"] == 3  # the bases, not the 6 replicates
+    assert cell["replicates"] == 3 + 2 + 1
+    assert cell["rate"] == HEADLINE
+
+
+def test_every_comparison_is_over_all_bases_and_counts_its_left_out_runs(built) -> None:
+    _, reports = built
+    table = procedure(reports)
+    pairs = list(dict.fromkeys(zip(table["a"], table["b"], strict=True)))
+    assert pairs == COMPARISONS
+    assert set(table["metric"]) == {"capture", "marginal_gain"}
+    assert (table["n"] == 3).all()
+    # off target: token_sum seed 2 on base 0 (+20%), token_sum seed 1 on base 1 (−12%),
+    # example_inverse seed 1 on base 2 (+20%); token_mean's ±8% on base 0 stay in
+    excluded = {("token_sum", "token_mean"): 2, ("example_inverse", "token_mean"): 1}
+    excluded[("token_sum", "example_inverse")] = 3
+    replicates = {("token_sum", "token_mean"): 2 + 1 + 2, ("example_inverse", "token_mean"): 6}
+    replicates[("token_sum", "example_inverse")] = 2 + 1 + 1
+    for (a, b), count in excluded.items():
+        for metric in ("capture", "marginal_gain"):
+            cell = row(table, a, b, metric)
+            assert cell["excluded"] == count, (a, b, metric)
+            assert cell["replicates"] == replicates[(a, b)], (a, b, metric)
+
+
+def test_a_run_off_its_target_is_left_out_not_moved(built) -> None:
+    params, _ = built
+    base2 = load_bases(params)[2]
+    values = base2.values("example_inverse", HEADLINE, "capture", SLOPE["example_inverse"])
+    assert values["base"].tolist() == [2, 2] and values["seed"].tolist() == [0, 1]
+    assert values["value"].iloc[0] == pytest.approx(0.55)
+    assert math.isnan(values["value"].iloc[1])  # KL 3.0 for C = 2.5: +20%
+    assert base2.n_off(("example_inverse", "token_mean"), HEADLINE) == 1
+    base1 = load_bases(params)[1]
+    moved = base1.values("token_mean", HEADLINE, "capture", SLOPE["token_mean"])["value"]
+    assert moved.tolist() == pytest.approx([0.30, 0.34 - 0.1 / 15])  # KL 2.6: 4% off, moved
+
+
+def test_bases_table_carries_each_base_json(built) -> None:
+    _, reports = built
+    table = pd.read_csv(reports / "tables" / "bases.csv", dtype={"sha256": str})
+    assert table["base"].tolist() == list(BASES)
+    assert table["tier"].tolist() == ["screening", "confirming", "confirming"]
+    assert table["sha256"].tolist() == [base_sha256(b) for b in BASES]
+    assert table["test_excess_nats"].tolist() == pytest.approx([base_excess(b) for b in BASES])
+    assert table["seeds"].tolist() == [3, 2, 2]
+    assert (table["rate"] == HEADLINE).all()
+    # each variant's mean capture at C, off-target runs left out
+    assert table.loc[1, "token_mean"] == pytest.approx((0.30 + 0.34 - 0.1 / 15) / 2)
+    assert table.loc[2, "example_inverse"] == pytest.approx(0.55)
+    assert table.loc[2, "token_sum"] == pytest.approx(0.06)
+
+
+def summary_section(text: str, title: str) -> str:
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def test_findings_say_what_holds_over_bases(built) -> None:
+    _, reports = built
+    text = (reports / "summary.md").read_text()
+    findings = summary_section(text, "Findings")
+    paragraph = next(line for line in findings.splitlines() if line.startswith("**Over bases**"))
+    assert paragraph.startswith(
+        "**Over bases** (3: base 0 × 3 seeds; bases 1, 2 × 2 seeds), Δ capture at C = 2.5, "
+        "95% t over bases (σ_B, σ_W) − token_mean: "
+    )
+    # grouped by the variant compared with: "− b: a Δ [low, high] (σ_B, σ_W); …"
+    for b in dict.fromkeys(b for _, b in COMPARISONS):
+        group = paragraph.split(f"− {b}: ", 1)[1].split(". ", 1)[0]
+        for a in (a for a, other in COMPARISONS if other == b):
+            assert f"{a} " in group, (a, b, group)
+    per_base = per_base_differences()
+    mean = sum(per_base) / 3
+    half = stats.t.ppf(0.975, 2) * np.std(per_base, ddof=1) / math.sqrt(3)
+    cell = f"example_inverse {mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}] ("
+    assert cell in paragraph
+    assert "The verdict table is base 0's screening tier." in paragraph
+    assert "Every run starts from one base" not in findings
+
+
+def test_summary_numbers_the_procedure_tables_among_the_others(built) -> None:
+    _, reports = built
+    text = (reports / "summary.md").read_text()
+    section = summary_section(text, "Over bases: claims about the procedure")
+    captions = [line for line in section.splitlines() if line.startswith("*Table")]
+    assert len(captions) == 2 and "95% t-interval over bases" in captions[0]
+    assert base_sha256(1)[:12] in section and base_sha256(1)[:13] not in section
+    numbers = [int(line[7:].split(".")[0]) for line in text.splitlines() if line[:7] == "*Table "]
+    assert numbers == list(range(1, len(numbers) + 1))
+
+
+def test_a_missing_confirming_run_names_its_stage(tmp_path: Path) -> None:
+    params = write_bases_study(tmp_path)
+    run = Run("token_sum", HEADLINE, 1, 2, confirming=True)
+    path = run.eval_dir(params.paths.eval_dir) / "metrics.json"
+    path.unlink()
+    expected = (
+        f"evaluation of variant 'token_sum', rate 2.5, seed 1, base 2 is missing: {path} not "
+        "found (run `dvc repro confirm_evaluate@2-1`)"
+    )
+    with pytest.raises(DataError) as raised:
+        load_bases(params)
+    assert str(raised.value) == expected
+
+
+def test_a_missing_base_json_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    params = write_bases_study(tmp_path)
+    path = Path(params.paths.base(2).base_meta)
+    path.unlink()
+    with pytest.raises(DataError) as raised:
+        load_bases(params)
+    assert str(raised.value) == f"{path} not found: run `dvc repro train_base@2`"
+    assert "\n" not in str(raised.value)
+
+
+def test_a_base_without_an_oracle_has_no_test_excess(tmp_path: Path) -> None:
+    path = tmp_path / "base.json"
+    write_json({"sha256": "ab" * 32, "metrics": {"test_nll": 3.0}}, path)
+    sha, excess = base_facts(path, 0)
+    assert sha == "ab" * 32 and math.isnan(excess)
