@@ -21,7 +21,8 @@ LATENT_DIM = PARAMS["cvae"]["common"]["model"]["latent_dim"]
 INTERVAL_TABLES = sorted(
     p
     for p in (REPORTS / "tables").glob("*.csv")
-    if {"metric", "low", "high"} <= set(pd.read_csv(p, nrows=0).columns)
+    # a variant's values, not differences between two (tables/procedure.csv: a − b)
+    if {"variant", "metric", "low", "high"} <= set(pd.read_csv(p, nrows=0).columns)
 )
 
 
@@ -67,3 +68,20 @@ def test_the_metric_labels_what_it_holds() -> None:
     for name, values in metrics["adjusted_to_C"].items():
         assert view[name] == pytest.approx(values["capture"], abs=5e-5)
     assert all(re.fullmatch(r"[a-z_0-9]+", key) for key in view)  # no `.`: exp show keeps them
+
+
+def test_the_extended_example_reuses_every_default_run_byte_for_byte() -> None:
+    """reports/examples/bases6 adds one base to the default design: every run the two share has
+    the same examples.parquet bytes, and every added run is the new base's."""
+    nesting = json.loads((REPORTS / "examples" / "bases6" / "nesting.json").read_text())
+    default = set(PARAMS["base"]["seeds"])
+    extended = yaml.safe_load((REPORTS / "examples" / "bases6" / "params.yaml").read_text())
+    (added,) = set(extended["base"]["seeds"]) - default
+    assert nesting["shared_equal"] == nesting["shared_runs"] > 0 and nesting["differing"] == []
+    assert nesting["added_runs"]
+    assert all(f"/base{added}/" in run for run in nesting["added_runs"])
+    # the shared runs are every default run: the screening grid and every confirming replicate
+    cvae, confirm = PARAMS["cvae"], PARAMS["cvae"]["confirm"]
+    screening = len(cvae["variants"]) * len(cvae["rates"]) * len(cvae["seeds"])
+    confirming = len(confirm["bases"]) * len(confirm["seeds"]) * len(confirm["variants"])
+    assert nesting["shared_runs"] == screening + confirming * len(confirm["rates"])

@@ -175,6 +175,19 @@ def procedure_table(
     return pd.DataFrame(rows, columns=PROCEDURE_COLUMNS)
 
 
+def procedure_tables(
+    bases: Sequence[BaseRuns], params: Params, adjusted: Adjusted, metrics: Sequence[str]
+) -> dict[str, pd.DataFrame]:
+    """tables/procedure.csv and tables/bases.csv on `metrics` (those the data allows: capture
+    needs the oracle); none without bases."""
+    if not bases:
+        return {}
+    confidence = params.report.confidence
+    table = procedure_table(bases, comparisons(params), adjusted, confidence, metrics)
+    facts = bases_table(bases, params.cvae.confirm.variants, adjusted, metrics[0])
+    return {PROCEDURE_TABLE: table, BASES_TABLE: facts}
+
+
 def bases_table(
     bases: Sequence[BaseRuns], variants: Sequence[str], adjusted: Adjusted, metric: str
 ) -> pd.DataFrame:
@@ -241,11 +254,10 @@ def procedure_sentence(
     )
 
 
-def procedure_section(table: pd.DataFrame, bases_frame: pd.DataFrame, number: int) -> list[str]:
-    """The summary's section on the procedure: Table `number` (every comparison over bases)
-    and Table `number + 1` (every base)."""
-    if table.empty:
-        return []
+def procedure_section(tables: Mapping[str, pd.DataFrame], number: int) -> list[str]:
+    """The summary's section on the procedure: Table `number` (every comparison over bases,
+    tables/procedure.csv) and Table `number + 1` (every base, tables/bases.csv)."""
+    table, bases_frame = tables[PROCEDURE_TABLE], tables[BASES_TABLE]
     shown = table.drop(columns=["replicates"]).rename(
         columns={"n": "bases", "detectable": "detectable at 80%"}
     )
@@ -261,7 +273,8 @@ def procedure_section(table: pd.DataFrame, bases_frame: pd.DataFrame, number: in
         frame_table(shown),
         "",
         f"*Table {number + 1}. Every base: its tier, checkpoint sha256 (first 12 hex), test "
-        "excess over the oracle (nats/seq), and each contested variant's mean capture at C.*",
+        "excess over the oracle (nats/seq), and each contested variant's mean capture (G^marg "
+        "without an oracle) at C.*",
         "",
         frame_table(facts),
         "",

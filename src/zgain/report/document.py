@@ -21,20 +21,12 @@ from zgain.core.io import atomic_dir, atomic_path, write_json
 from zgain.core.runs import Run, rate_label
 from zgain.cvae.terms import terms_used
 from zgain.params import DataParams, Params
+from zgain.report import bases as over_bases
 from zgain.report.adjust import (
     ADJUSTED_METRICS,
     adjust_results,
     adjustment_table,
     with_adjusted,
-)
-from zgain.report.bases import (
-    BASES_TABLE,
-    PROCEDURE_TABLE,
-    BaseRuns,
-    bases_table,
-    comparisons,
-    procedure_section,
-    procedure_table,
 )
 from zgain.report.commentary import (
     damage_sentences,
@@ -215,7 +207,7 @@ def summary_markdown(
     tables: Mapping[str, pd.DataFrame],
     figures: Sequence[str],
     coverage: Coverage,
-    bases: Sequence[BaseRuns] = (),
+    bases: Sequence[over_bases.BaseRuns] = (),
 ) -> str:
     """The Markdown summary: header, rates reached, the decomposition at every rate, the
     equal-rate check, the headline rate's other tables and paired comparisons, commentary,
@@ -265,8 +257,8 @@ def summary_markdown(
         lines += ["", f"## {spec.title}{at}", "", text, ""]
         lines.append(render_table(spec, tables[STRATEGY_TABLE], n_seeds, header=str))
         number += 1
-    if PROCEDURE_TABLE in tables and len(bases) > 1:  # one base: no claim over bases
-        lines += ["", *procedure_section(tables[PROCEDURE_TABLE], tables[BASES_TABLE], number)]
+    if len(bases) > 1:  # one base: no claim over bases
+        lines += ["", *over_bases.procedure_section(tables, number)]
         number += 2
     lines += [
         "",
@@ -299,15 +291,14 @@ def build_report(
     params: Params,
     controller: Mapping[Run, ControllerEnd],
     curves: Mapping[str, pd.DataFrame] | None = None,
-    bases: Sequence[BaseRuns] = (),
+    bases: Sequence[over_bases.BaseRuns] = (),
 ) -> Report:
     """Every table, figure and metric of `reports/` for the listed runs at every target rate.
 
     by_rate maps each target rate (params order) to its runs; controller holds the rate
     controller's end state of every run with a target (zgain.report.controller); curves holds
     the learning-curve plot tables by quantity (zgain.report.curves), written as
-    plots/learning_<quantity>.csv; bases holds every base's runs of the contested variants
-    (zgain.report.bases), whose comparisons over bases make tables/procedure.csv.
+    plots/learning_<quantity>.csv; bases, every base's runs of the contested variants.
     """
     confidence = params.report.confidence
     latent_dim = params.cvae.common.model.latent_dim
@@ -342,9 +333,8 @@ def build_report(
     tables[POSITION_TABLE] = information_by_position(results, confidence, coverage.token_oracle)
     if coverage.strategies:
         tables[STRATEGY_TABLE] = information_by_strategy(results, coverage.strategies, confidence)
-    if bases:
-        tables[PROCEDURE_TABLE] = procedure_table(bases, comparisons(params), adjusted, confidence)
-        tables[BASES_TABLE] = bases_table(bases, params.cvae.confirm.variants, adjusted, "capture")
+    compared = coverage.metrics(over_bases.PROCEDURE_METRICS)
+    tables |= over_bases.procedure_tables(bases, params, adjusted, compared)
     tables[RUNS_TABLE] = runs_table(by_rate)
     tables[RATE_CHECK_TABLE] = rate_check(by_rate, controller, beta_bounds(params))
     tables[FRONTIER_TABLE] = frontier_table(by_rate, confidence)
