@@ -42,6 +42,7 @@ from zgain.report.findings import (
     HALF_WIDTH_TABLE,
     POSITION_TABLE,
     VERDICT_TABLE,
+    additive_definitions,
     findings_lines,
     half_width_section,
     rerun_command,
@@ -221,6 +222,8 @@ def summary_markdown(
     )
     lines = [*title, *findings]
     lines += ["", "## Setup", "", *setup]
+    if additive := additive_definitions(params):
+        lines.append(f"- {additive.strip('*')}")
     other = "world" if isinstance(params.data, DataParams) else "split of these pairs"
     lines.append(f"- To rerun the study on another {other}: `{rerun_command(params.data)}`.")
     lines += mixed_devices_lines(all_runs(by_rate))

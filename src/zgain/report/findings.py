@@ -247,6 +247,13 @@ def findings_lines(
         [t for name, t in tables.items() if name.startswith(DECOMPOSITION_PREFIX)]
     )
     lines += [f"{held} {net}".strip()]
+    procedure = (
+        procedure_sentence(tables[PROCEDURE_TABLE], bases, headline, report.confidence)
+        if PROCEDURE_TABLE in tables
+        else ""
+    )
+    if procedure:  # the claims about the procedure come before the screening tier's table
+        lines += ["", procedure]
     if not verdicts.empty:
         lines += [
             "",
@@ -259,18 +266,10 @@ def findings_lines(
         ]
     lines += ["", rule_sentence(tables, verdicts, metrics, params, len(by_rate))]
     scope = world_sentence(params.data, results.split_value("n_examples"))
-    procedure = (
-        procedure_sentence(tables[PROCEDURE_TABLE], bases, headline, report.confidence)
-        if PROCEDURE_TABLE in tables
-        else ""
-    )
     lines += ["", f"{scope} {one_base(params)}" if not procedure else scope]
-    if procedure:
-        lines += ["", procedure]
     plateau = tables.get(PLATEAU_TABLE)
     for extra in (
         "" if plateau is None else plateau_sentence(plateau, headline),
-        additive_definitions(params),
         negative_information(frontier, tables[POSITION_TABLE], headline, coverage.token_oracle),
     ):
         if extra:
