@@ -17,11 +17,11 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
+import zgain.report.bases as over_bases
 from zgain.core.io import atomic_dir, atomic_path, write_json
 from zgain.core.runs import Run, rate_label
 from zgain.cvae.terms import terms_used
 from zgain.params import DataParams, Params
-from zgain.report import bases as over_bases
 from zgain.report.adjust import (
     ADJUSTED_METRICS,
     adjust_results,
