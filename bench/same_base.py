@@ -56,6 +56,10 @@ change that gave the base other float rounding."""
 
 RESULTS = Path(__file__).with_name("same-base-results.md")
 BASE_FILES = ("models/base.pt", "models/base.json", "dvclive/base")
+"""THEN's base files (one base, before base.seeds)."""
+TODAY_BASE_FILES = ("models/bases/0/base.pt", "models/bases/0/base.json", "dvclive/bases/0")
+"""Where today's first base keeps the same files (docs/architecture.md#bases)."""
+TODAY_BASE_OUT = "models/bases/0"  # the train_base@0 output dvc.lock records
 HEADLINE = "decomposition_rate1.0.csv"
 
 
@@ -105,17 +109,19 @@ def clone(tree: Path, revision: str) -> str:
 
 
 def adopt_base(today: Path, then: Path, dvc: str) -> None:
-    """`then`'s base files become `today`'s train_base outputs (unless they already are)."""
+    """`then`'s base files become `today`'s first base's train_base outputs (unless they
+    already are)."""
     run([dvc, "repro", "generate"], today)
-    if (today / BASE_FILES[0]).exists() and md5(today / BASE_FILES[0]) == md5(then / BASE_FILES[0]):
+    mine, theirs = today / TODAY_BASE_FILES[0], then / BASE_FILES[0]
+    if mine.exists() and md5(mine) == md5(theirs):
         return
-    for path in BASE_FILES:
-        (today / path).parent.mkdir(parents=True, exist_ok=True)
-        if (then / path).is_dir():
-            shutil.copytree(then / path, today / path, dirs_exist_ok=True)
+    for source, target in zip(BASE_FILES, TODAY_BASE_FILES, strict=True):
+        (today / target).parent.mkdir(parents=True, exist_ok=True)
+        if (then / source).is_dir():
+            shutil.copytree(then / source, today / target, dirs_exist_ok=True)
         else:
-            shutil.copy2(then / path, today / path)
-    run([dvc, "commit", "-f", "train_base"], today)
+            shutil.copy2(then / source, today / target)
+    run([dvc, "commit", "-f", "train_base@0"], today)
 
 
 def first_minutes(scratch: Path, minutes: float) -> float:
@@ -211,7 +217,7 @@ def main() -> None:
         "",
         f"- Bases (md5 of models/base.pt): {then} committed "
         f"{md5_at(then, 'models/base.pt')}; {then} here {md5(then_tree / BASE_FILES[0])}; "
-        f"{today} committed {md5_at(today, 'models/base.pt')}.",
+        f"{today} committed {TODAY_BASE_OUT} {md5_at(today, TODAY_BASE_OUT)}.",
         "- Headline capture at C = 1.0 adjusted to C, best first:",
         f"  - {then} committed: {ranking(committed_then[HEADLINE])}",
         f"  - {then} here: {ranking(here_then[HEADLINE])}",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.same_base import count_table, counts, md5_at, ranking
+from bench.same_base import TODAY_BASE_OUT, count_table, counts, md5_at, ranking
 from zgain.cli.check import compare_tables
 
 HEADER = "variant,metric,mean,low,high,n,kind,source,adjusted_mean,adjusted_low,adjusted_high\n"
@@ -75,5 +75,6 @@ def test_ranking_orders_the_adjusted_captures_best_first() -> None:
 
 def test_md5_at_reads_the_committed_dvc_lock() -> None:
     assert md5_at("HEAD", "no/such/output") == "none recorded"
-    recorded = md5_at("HEAD", "models/base.pt")
-    assert len(recorded) == 32 and int(recorded, 16) >= 0
+    recorded = md5_at("HEAD", TODAY_BASE_OUT)  # a directory output: `<md5>.dir`
+    digest, _, kind = recorded.partition(".")
+    assert len(digest) == 32 and int(digest, 16) >= 0 and kind == "dir"
