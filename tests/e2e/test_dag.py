@@ -57,7 +57,9 @@ def test_dag_benchmark_times_the_up_to_date_repo(repo: Path) -> None:
     _, figures = bench_dag.measure(repo, sizes, train_step_seconds=0.01)
     modules = bench_dag.stage_modules(repo)
     cvae = tiny_params_raw()["cvae"]
+    confirm = cvae["confirm"]
     groups = len(cvae["variants"]) * len(cvae["seeds"])
+    groups += len(confirm["bases"]) * len(confirm["seeds"])  # confirming groups, same modules
     assert modules["train_cvae"] == groups and modules["evaluate"] == groups
     expected = sum(figures[m] * count for m, count in modules.items())
     assert figures["imports"] == pytest.approx(expected)
