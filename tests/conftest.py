@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -110,3 +112,21 @@ def random_batch(seed: int = 1, batch_size: int = 4) -> SeqBatch:
     x_len = torch.randint(1, MODEL_MAX_X + 1, (batch_size,), generator=gen)
     y_len = torch.randint(0, MODEL_MAX_Y + 1, (batch_size,), generator=gen)
     return pack(x, x_len, y, y_len, vocab=MODEL_VOCAB, max_x_len=MODEL_MAX_X, max_y_len=MODEL_MAX_Y)
+
+
+def committed_repo(
+    root: Path, monkeypatch: pytest.MonkeyPatch, write: Callable[[Path], None]
+) -> Path:
+    """For the `zgain check` tests: a git repository at root whose one commit holds a
+    params.yaml and what `write` puts there; the working directory moves to it."""
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (root / "params.yaml").write_text("report:\n  confidence: 0.95\n")
+    write(root)
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "committed run")
+    monkeypatch.chdir(root)
+    return root

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import committed_repo
 from typer.testing import CliRunner
 
 from zgain.cli.app import app
@@ -39,17 +40,11 @@ def write(repo: Path, rows: list[tuple], rate: str = "1.0") -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+    def tables(root: Path) -> None:
+        write(root, ROWS)
+        write(root, ROWS, rate="0.5")
 
-    git("init", "-q")
-    (tmp_path / "params.yaml").write_text("report:\n  confidence: 0.95\n")
-    write(tmp_path, ROWS)
-    write(tmp_path, ROWS, rate="0.5")
-    git("add", "-A")
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "committed run")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return committed_repo(tmp_path, monkeypatch, tables)
 
 
 def test_fresh_values_inside_the_committed_intervals_pass(repo: Path) -> None:

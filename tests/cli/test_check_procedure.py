@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import committed_repo
 from typer.testing import CliRunner
 
 from zgain.cli.app import app
@@ -33,16 +33,7 @@ def write(repo: Path, rows: list[tuple]) -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
-
-    git("init", "-q")
-    (tmp_path / "params.yaml").write_text("report:\n  confidence: 0.95\n")
-    write(tmp_path, COMMITTED)
-    git("add", "-A")
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "committed run")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return committed_repo(tmp_path, monkeypatch, lambda root: write(root, COMMITTED))
 
 
 def test_each_comparison_with_an_interval_is_checked_over_the_bases(repo: Path) -> None:

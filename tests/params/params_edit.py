@@ -35,6 +35,13 @@ def edit(raw: dict, dotted: str, value: Any) -> dict:
     return raw
 
 
+def edit_all(raw: dict, edits: dict[str, Any]) -> dict:
+    """`edit` for each dotted key of `edits`, in order."""
+    for dotted, value in edits.items():
+        edit(raw, dotted, value)
+    return raw
+
+
 def fails_with(raw: object, message: str, whole: bool = True):
     """Assert that parsing `raw` raises ParamsError with exactly `message` (or starting with it)."""
     pattern = "^" + re.escape(message) + ("$" if whole else "")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from params_edit import DELETE, VARIANTS, edit, fails_with
+from params_edit import DELETE, VARIANTS, edit, edit_all, fails_with
 
 from zgain.core.errors import ParamsError
 from zgain.params import BasePaths, parse_params
@@ -87,9 +87,7 @@ BASE_ERRORS = [
 def test_a_bad_base_or_confirming_tier_names_the_key(
     default_params_raw: dict, edits: dict, message: str
 ) -> None:
-    for key, value in edits.items():
-        edit(default_params_raw, key, value)
-    fails_with(default_params_raw, message)
+    fails_with(edit_all(default_params_raw, edits), message)
 
 
 def test_the_old_single_base_seed_is_named_as_unknown(default_params_raw: dict) -> None:

@@ -16,6 +16,7 @@ from params_edit import (
     TRANSFORM_NAMES,
     VARIANTS,
     edit,
+    edit_all,
     error_lines,
     fails_with,
 )
@@ -222,9 +223,7 @@ CROSS_ERRORS = [
 def test_a_value_out_of_the_range_another_sets_names_both(
     default_params_raw: dict, edits: dict, message: str
 ) -> None:
-    for key, value in edits.items():
-        edit(default_params_raw, key, value)
-    fails_with(default_params_raw, message)
+    fails_with(edit_all(default_params_raw, edits), message)
 
 
 def test_cross_checks_report_every_problem_at_once(default_params_raw: dict) -> None:

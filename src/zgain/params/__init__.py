@@ -6,11 +6,11 @@ and all problems are reported at once, one line each: `data.noise: must be in [0
 The architecture blocks (`base.model`, `cvae.common.model`) *are* the model configs.
 
 The package: field types with their rules (`fields`), the `data` block of either source
-(`data`), the other blocks and `Params` (`blocks`), and the error lines (`messages`, imported
-only when validation fails). It depends on pydantic and the world's transform names only, so
-that every stage can read it without depending on the code of another stage. Names that belong
-to a later stage's registry (the reconstruction terms) are checked by that stage
-(`zgain.cvae.objective`).
+(`data`), the blocks of the stages before the CVAE (`upstream`), the others and `Params`
+(`blocks`), and the error lines (`messages`, imported only when validation fails). It depends on
+pydantic and the world's transform names only, so that every stage can read it without depending
+on the code of another stage. Names that belong to a later stage's registry (the reconstruction
+terms) are checked by that stage (`zgain.cvae.objective`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ from ruamel.yaml.error import YAMLError
 
 from zgain.core.errors import ParamsError
 from zgain.params.blocks import (
-    BaseParams,
-    BasePaths,
     BetaScheduleName,
     CommonCVAEParams,
     ConfirmParams,
@@ -32,18 +30,22 @@ from zgain.params.blocks import (
     CVAEParams,
     EvaluateParams,
     Params,
-    PathParams,
     RateRule,
     RateTargetParams,
     ResolvedVariant,
-    SurprisalParams,
-    TransformerConfig,
     UnifiedParams,
     VariantParams,
 )
 from zgain.params.data import DATA_SOURCES, DataParams, PairsOracle, PairsParams
 from zgain.params.fields import VARIANT_NAME
 from zgain.params.report import EquivalenceParams, ReportParams
+from zgain.params.upstream import (
+    BaseParams,
+    BasePaths,
+    PathParams,
+    SurprisalParams,
+    TransformerConfig,
+)
 
 __all__ = [
     "DATA_SOURCES",

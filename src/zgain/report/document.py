@@ -10,7 +10,7 @@ typed by hand: each comes from a table that is also written as CSV
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,10 +28,9 @@ from zgain.report.adjust import (
     adjustment_table,
     with_adjusted,
 )
+from zgain.report.cells import render_table
 from zgain.report.commentary import (
     damage_sentences,
-    fmt,
-    fmt_stats,
 )
 from zgain.report.controller import ControllerEnd, beta_bounds
 from zgain.report.coverage import Coverage
@@ -60,17 +59,14 @@ from zgain.report.frontier import (
 from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
 from zgain.report.headline import capture_view, metrics_summary
 from zgain.report.loading import EvalResults
-from zgain.report.markdown import markdown_table
 from zgain.report.plateau import LEARNING_FIGURE, PLATEAU_TABLE, QUANTITY, plateau_outputs
 from zgain.report.sections import (
     ADJUSTMENT_NOTE,
     FIGURES_DIR,
     NO_ADJUSTMENT_NOTE,
-    NOT_APPLICABLE,
     RATE_CHECK_TABLE,
     at_rate_header,
     caption,
-    column_header,
     figure_section,
     header,
     rate_check_section,
@@ -82,7 +78,6 @@ from zgain.report.tables import (
     DECOMPOSITION,
     PAIRED_MEASURES,
     SEED_TABLES,
-    SEEDS,
     TableSpec,
     decomposition_name,
     information_by_position,
@@ -99,7 +94,6 @@ TABLES_DIR, PLOTS_DIR = "tables", "plots"
 RUNS_TABLE = "runs"
 STRATEGY_TABLE = "information_by_strategy"
 FRONTIER_TABLE, TWIN_TABLE = "frontier", "equal_rate_twins"
-INTEGER_METRICS = frozenset({"iw_samples", "latent_dim"})
 FIGURE_METRICS = ("token_z_information", "oracle_token_info", "oracle_info", "val_z_information")
 
 
@@ -112,32 +106,6 @@ class Report:
     figures: dict[str, Figure]  # figures/<name>.png
     metrics: dict  # metrics.json: {"headline_rate": C, "variants": {...}} at the headline rate
     summary: str  # summary.md
-
-
-def cell_text(row: Mapping, n_seeds: int) -> str:
-    """A seed cell as `mean [low, high]` (`(n=k)` when k < n seeds define it); others as values."""
-    if row["kind"] != SEEDS:
-        return fmt(row["mean"], 0 if row["source"] in INTEGER_METRICS else 3)
-    if row["n"] == 0:
-        return fmt(math.nan)
-    text = fmt(row["mean"], 0) if row["metric"] in INTEGER_METRICS else fmt_stats(row)
-    return text + (f" (n={row['n']})" if row["n"] < n_seeds else "")
-
-
-def render_table(
-    spec: TableSpec,
-    table: pd.DataFrame,
-    n_seeds: int,
-    header: Callable[[str], str] = column_header,
-) -> str:
-    """The Markdown of one long table: one row per label in order, one column per metric
-    (headed by `header(metric)`)."""
-    cells = {(r["variant"], r["metric"]): cell_text(r, n_seeds) for _, r in table.iterrows()}
-    labels = list(dict.fromkeys(table["variant"]))
-    rows = [
-        [label] + [cells.get((label, m), NOT_APPLICABLE) for m in spec.columns] for label in labels
-    ]
-    return markdown_table(["row", *map(header, spec.columns)], rows)
 
 
 def glossary_names() -> list[str]:
