@@ -60,16 +60,31 @@ def main() -> None:
     seconds = time.perf_counter() - start
     if code != 0:
         sys.exit(f"error: {shlex.join(command)} exited with {code}; nothing recorded")
-    records = read_records(args.out)
-    records[args.name] = {
+    record(args.name, shlex.join(command), seconds, out=args.out)
+    print(f"{args.name}: {duration(seconds)} ({args.out})")
+
+
+def record(
+    name: str,
+    command: str,
+    seconds: float,
+    *,
+    cwd: Path | None = None,
+    note: str | None = None,
+    out: Path = RECORDS,
+) -> None:
+    """Write (or replace) the record NAME: the command, its seconds, the commit of the checkout
+    at `cwd` (here) it ran in, the CPUs and when it finished."""
+    records = read_records(out)
+    records[name] = {
         "seconds": round(seconds, 1),
-        "command": shlex.join(command),
-        "commit": short_hash() or "unknown",
+        "command": command,
+        "commit": short_hash(cwd=cwd) or "unknown",
         "cpus": len(os.sched_getaffinity(0)),
         "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        **({"note": note} if note else {}),
     }
-    args.out.write_text(json.dumps(records, indent=2, sort_keys=True) + "\n")
-    print(f"{args.name}: {duration(seconds)} ({args.out})")
+    out.write_text(json.dumps(records, indent=2, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

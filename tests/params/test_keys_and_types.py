@@ -86,7 +86,10 @@ def test_non_string_variant_name_is_an_error(default_params_raw: dict) -> None:
 
 UNKNOWN_KEYS = [
     ("extra", "extra: unknown key (known: base, cvae, data, evaluate, paths, report, surprisal)"),
-    ("data.nosie", "data.nosie: unknown key (known: length_max, length_min, n_test, "),
+    (
+        "data.nosie",
+        "data.nosie: unknown key (known: decoy_noise, decoy_positions, length_max, length_min, ",
+    ),
     ("cvae.common.bta", "cvae.common.bta: unknown key (known: "),
     (
         "cvae.variants.token_mean.wieghts",

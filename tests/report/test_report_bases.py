@@ -130,6 +130,27 @@ def test_the_procedure_mean_is_the_mean_of_the_per_base_mean_differences(built) 
     assert cell["rate"] == HEADLINE
 
 
+def test_the_verdict_over_bases_is_the_rule_on_the_per_base_means(built) -> None:
+    _, reports = built
+    table = procedure(reports)
+    cell = row(table, "example_inverse", "token_mean")
+    per_base = np.array(per_base_differences())
+    se = per_base.std(ddof=1) / math.sqrt(3)
+    p = 2 * stats.t.sf(abs(per_base.mean() / se), 2)
+    assert cell["p"] == pytest.approx(p, rel=1e-9)
+    half = stats.t.ppf(0.95, 2) * se  # the (1 − 2α) TOST interval
+    low, high = per_base.mean() - half, per_base.mean() + half
+    assert (cell["tost_low"], cell["tost_high"]) == pytest.approx((low, high), rel=1e-9)
+    family = table[(table["rate"] == cell["rate"]) & (table["metric"] == "capture")]
+    m = len(family)  # Holm over the family: the smallest p is multiplied by m
+    if cell["p"] == family["p"].min():
+        assert cell["p_holm"] == pytest.approx(min(1.0, m * p), rel=1e-9)
+    expected = "worse" if cell["p_holm"] < 0.05 and per_base.mean() < 0 else None
+    expected = "better" if cell["p_holm"] < 0.05 and per_base.mean() > 0 else expected
+    expected = "equivalent" if low > -0.05 and high < 0.05 else expected
+    assert cell["verdict"] == (expected or "undetermined")
+
+
 def test_every_comparison_is_over_all_bases_and_counts_its_left_out_runs(built) -> None:
     _, reports = built
     table = procedure(reports)
@@ -191,19 +212,28 @@ def test_findings_say_what_holds_over_bases(built) -> None:
     paragraph = next(line for line in findings.splitlines() if line.startswith("**Over bases**"))
     assert paragraph.startswith(
         "**Over bases** (3: base 0 × 3 seeds; bases 1, 2 × 2 seeds), Δ capture − token_mean at "
-        "C = 2.5, 95% t over bases (σ_B, σ_W): "
+        "C = 2.5, 95% t over bases, the rule's verdict (σ_B, σ_W): "
     )
-    # each contested variant against the baseline; the declared pair only in procedure.csv
+    table = procedure(reports)
+    at = table[(table["metric"] == "capture") & (table["b"] == "token_mean")].set_index("a")
+    # each contested variant against the baseline, a worse one by name and Δ after ▼; the
+    # declared pair only in procedure.csv
     for a, b in COMPARISONS:
-        if b == "token_mean":
-            assert any(f" {a} {sign}" in paragraph for sign in "+-"), (a, paragraph)
-        else:
+        if b != "token_mean":
             assert f"− {b}" not in paragraph, (b, paragraph)
+        elif at.loc[a, "verdict"] == "worse":
+            assert f"{a} {at.loc[a, 'mean']:+.3f}" in paragraph.split("▼ ")[1], (a, paragraph)
+        else:
+            assert any(f" {a} {sign}" in paragraph for sign in "+-"), (a, paragraph)
     per_base = per_base_differences()
     mean = sum(per_base) / 3
     half = stats.t.ppf(0.975, 2) * np.std(per_base, ddof=1) / math.sqrt(3)
-    cell = f"example_inverse {mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}] ("
+    verdict = at.loc["example_inverse", "verdict"]
+    symbol = {"better": "▲", "worse": "▼", "equivalent": "≈", "undetermined": "?"}[verdict]
+    cell = f"example_inverse {mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}] {symbol} ("
     assert cell in paragraph
+    above = at[at["verdict"] == "better"].index.tolist()
+    assert ("So none above token_mean" in paragraph) == (not above)
     assert "The verdict table is base 0's screening tier." in paragraph
     assert "Every run starts from one base" not in findings
 

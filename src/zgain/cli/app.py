@@ -16,6 +16,7 @@ import typer
 from zgain.cli.check import check
 from zgain.cli.cmudict import cmudict_pairs
 from zgain.cli.shard import shard
+from zgain.cli.worlds import worlds_report
 
 app = typer.Typer(
     help="zgain: how much a latent z tells a CVAE about y beyond x. The pipeline runs through "
@@ -40,6 +41,10 @@ app.command(
     "check",
     short_help="Compare a fresh report with the committed one (calibrated exit status).",
 )(check)
+app.command(
+    "worlds-report",
+    short_help="Lay the verdicts of several worlds' runs side by side.",
+)(worlds_report)
 app.command(
     "cmudict-pairs",
     short_help="Write CMUdict's (word, pronunciation) pairs with their exact oracle columns.",

@@ -10,6 +10,7 @@ from pydantic import Discriminator, StrictBool, StrictInt, StrictStr, Tag, model
 
 from zgain.params.fields import (
     Block,
+    NonNegativeInt,
     OpenUnit,
     PositiveFloat,
     PositiveInt,
@@ -18,7 +19,7 @@ from zgain.params.fields import (
     raise_all,
     rule,
 )
-from zgain.world.transforms import TRANSFORMS, min_vocab_size
+from zgain.world.transforms import TRANSFORMS, longest_y, min_vocab_size
 
 DATA_SOURCES = ("synthetic", "pairs")
 
@@ -36,6 +37,9 @@ class DataParams(Block):
     prior: Literal["uniform", "x_dependent"]  # p(s | x)
     prior_temperature: PositiveFloat  # temperature of the x_dependent prior (lower = peakier)
     noise: Probability  # probability that a y token is replaced by a uniform content token
+    prefix: NonNegativeInt = 0  # y starts with x's first min(prefix, L) tokens, then f_s(x)
+    decoy_positions: tuple[NonNegativeInt, ...] = ()  # y slots (0-based) noised at decoy_noise
+    decoy_noise: Probability = 0.0  # replacement probability at decoy slots (> noise if any)
     n_train: PositiveInt
     n_val: PositiveInt
     n_test: PositiveInt
@@ -67,8 +71,26 @@ class DataParams(Block):
             )
         if "shift" in self.transforms and self.shift == 0:
             errors.append(fail("shift", "must be nonzero (0 makes `shift` a copy)", self.shift))
+        errors += self._decoy_errors()
         raise_all(errors)
         return self
+
+    def _decoy_errors(self) -> list[ValueError]:
+        """Decoy slots are distinct, reachable by some y, and noisier than every other slot."""
+        errors, positions = [], list(self.decoy_positions)
+        if not positions:
+            return errors
+        if len(set(positions)) != len(positions):
+            errors.append(fail("decoy_positions", "must not repeat a position", positions))
+        longest = longest_y(self.transforms, self.length_max, self.prefix)
+        for i, t in enumerate(positions):
+            if t >= longest:
+                text = f"must be < the longest y ({longest} tokens), or no y reaches it"
+                errors.append(fail(f"decoy_positions[{i}]", text, t))
+        if self.decoy_noise <= self.noise:
+            text = f"must be > data.noise ({self.noise}) when data.decoy_positions is set"
+            errors.append(fail("decoy_noise", text, self.decoy_noise))
+        return errors
 
     def sizes(self) -> dict[str, int]:
         return {"train": self.n_train, "val": self.n_val, "test": self.n_test}

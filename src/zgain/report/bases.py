@@ -30,8 +30,13 @@ from zgain.report.commentary import fmt, fmt_stats
 from zgain.report.frontier import outside_tolerance
 from zgain.report.loading import EvalResults, load_results
 from zgain.report.markdown import frame_table
-from zgain.report.procedure import detectable_difference, procedure_interval
+from zgain.report.procedure import (
+    ProcedureInterval,
+    detectable_difference,
+    procedure_interval,
+)
 from zgain.report.statistics import percent
+from zgain.report.verdicts import BETTER, EQUIVALENT, SYMBOL, UNDETERMINED, WORSE, family_verdicts
 
 PROCEDURE_TABLE = "procedure"
 BASES_TABLE = "bases"
@@ -51,6 +56,11 @@ PROCEDURE_COLUMNS = [
     "sigma_w",
     "detectable",
     "excluded",
+    "tost_low",
+    "tost_high",
+    "p",
+    "p_holm",
+    "verdict",
 ]
 SCREENING, CONFIRMING = "screening", "confirming"
 
@@ -133,24 +143,30 @@ def procedure_table(
     pairs: Sequence[tuple[str, str]],
     adjusted: Adjusted,
     confidence: float,
+    deltas: Mapping[str, float],
     metrics: Sequence[str] = PROCEDURE_METRICS,
 ) -> pd.DataFrame:
     """tables/procedure.csv: per comparison a − b, rate and metric, the mean over bases of the
     per-base mean difference with its t-interval over bases (n = bases), the replicates used,
-    σ_B and σ_W of the difference, the smallest |Δ| this design detects at 80% power, and the
-    runs left out as off their target."""
+    σ_B and σ_W of the difference, the smallest |Δ| this design detects at 80% power, the
+    runs left out as off their target, and the verdict of the report's one rule over bases
+    (zgain.report.verdicts.family_verdicts: the per-base means as the n replicates, Holm over
+    the comparisons of one rate and metric, equivalence margin `deltas[metric]`)."""
     rows = []
     rates = list(bases[0].results) if bases else []
-    for a, b in pairs:
-        for rate in rates:
-            for metric in metrics:
+    for rate in rates:
+        for metric in metrics:
+            family = []
+            for a, b in pairs:
                 diffs = []
                 for base in bases:
                     va = base.values(a, rate, metric, adjusted.slopes[(a, rate, metric)])
                     vb = base.values(b, rate, metric, adjusted.slopes[(b, rate, metric)])
                     diffs.append(va.assign(value=va["value"] - vb["value"]))
-                frame = pd.concat(diffs, ignore_index=True)
-                result = procedure_interval(frame, confidence)
+                result = procedure_interval(pd.concat(diffs, ignore_index=True), confidence)
+                family.append((a, b, result))
+            decided = family_verdicts([_mean_se(r) for _, _, r in family], deltas[metric])
+            for (a, b, result), rule in zip(family, decided, strict=True):
                 parts = result.components
                 n = result.interval.n
                 k = result.n_replicates / n if n else math.nan
@@ -170,9 +186,18 @@ def procedure_table(
                         if n >= 2
                         else math.nan,
                         "excluded": sum(base.n_off((a, b), rate) for base in bases),
+                        **rule,
                     }
                 )
     return pd.DataFrame(rows, columns=PROCEDURE_COLUMNS)
+
+
+def _mean_se(result: ProcedureInterval) -> tuple[float, float, int]:
+    """(mean, SE, n) over the per-base means of one comparison (SE NaN with fewer than 2)."""
+    means = np.array(list(result.per_base.values()), dtype=np.float64)
+    n = means.size
+    se = float(means.std(ddof=1)) / math.sqrt(n) if n >= 2 else math.nan
+    return (float(means.mean()) if n else math.nan), se, n
 
 
 def procedure_tables(
@@ -183,7 +208,8 @@ def procedure_tables(
     if not bases:
         return {}
     confidence = params.report.confidence
-    table = procedure_table(bases, comparisons(params), adjusted, confidence, metrics)
+    deltas = params.report.equivalence.model_dump()
+    table = procedure_table(bases, comparisons(params), adjusted, confidence, deltas, metrics)
     facts = bases_table(bases, params.cvae.confirm.variants, adjusted, metrics[0])
     return {PROCEDURE_TABLE: table, BASES_TABLE: facts}
 
@@ -231,22 +257,37 @@ def procedure_sentence(
     table: pd.DataFrame, bases: Sequence[BaseRuns], rate: float, confidence: float
 ) -> str:
     """The Findings' paragraph on the procedure: Δ capture over bases at `rate` of each
-    contested variant against the first comparison's baseline, with σ_B and σ_W, and the
-    smallest difference the design detects (the declared pairs: tables/procedure.csv)."""
+    contested variant against the first comparison's baseline, with its verdict over bases
+    (`procedure_table`), σ_B and σ_W (the worse ones by name and Δ alone), how many are above
+    the baseline, and the smallest difference the design detects (the declared pairs:
+    tables/procedure.csv)."""
     at = table[(table["rate"] == rate) & (table["metric"] == PROCEDURE_METRICS[0])]
     if at.empty or len(bases) < 2:
         return ""
     baseline = at["b"].iloc[0]
+    ours = at[at["b"] == baseline]
+    worse = ours[ours["verdict"] == WORSE]
     cells = [
-        f"{row['a']} {fmt_stats(row, signed=True)} ({fmt(row['sigma_b'])}, {fmt(row['sigma_w'])})"
-        for _, row in at[at["b"] == baseline].iterrows()
+        f"{row['a']} {fmt_stats(row, signed=True)} {SYMBOL[row['verdict']]} "
+        f"({fmt(row['sigma_b'])}, {fmt(row['sigma_w'])})"
+        for _, row in ours.drop(worse.index).iterrows()
     ]
+    if not worse.empty:
+        names = ", ".join(f"{r['a']} {fmt(r['mean'], signed=True)}" for _, r in worse.iterrows())
+        cells.append(f"▼ {names}")
+    counts = ours["verdict"].value_counts()
+    above = ours[ours["verdict"] == BETTER]["a"].tolist()
+    head = f"{', '.join(above)} above {baseline}" if above else f"none above {baseline}"
+    tally = ", ".join(
+        f"{counts.get(v, 0)} {v}" for v in (WORSE, EQUIVALENT, UNDETERMINED) if counts.get(v, 0)
+    )
     detectable = fmt(float(at["detectable"].median()))
     return (
         f"**Over bases** ({len(bases)}: {_replicates(bases)}), Δ capture − {baseline} at "
-        f"C = {rate!r}, {percent(confidence)} t over bases (σ_B, σ_W): {'; '.join(cells)}. "
-        f"Detectable at 80% power: {detectable} ([all](tables/{PROCEDURE_TABLE}.csv)). The "
-        f"verdict table is base {bases[0].seed}'s screening tier."
+        f"C = {rate!r}, {percent(confidence)} t over bases, the rule's verdict (σ_B, σ_W): "
+        f"{'; '.join(cells)}. So {head} ({tally}); detectable at 80% power: {detectable} "
+        f"([all](tables/{PROCEDURE_TABLE}.csv)). The verdict table is base {bases[0].seed}'s "
+        "screening tier."
     )
 
 
@@ -254,7 +295,7 @@ def procedure_section(tables: Mapping[str, pd.DataFrame], number: int) -> list[s
     """The summary's section on the procedure: Table `number` (every comparison over bases,
     tables/procedure.csv) and Table `number + 1` (every base, tables/bases.csv)."""
     table, bases_frame = tables[PROCEDURE_TABLE], tables[BASES_TABLE]
-    shown = table.drop(columns=["replicates"]).rename(
+    shown = table.drop(columns=["replicates", "tost_low", "tost_high", "p"]).rename(
         columns={"n": "bases", "detectable": "detectable at 80%"}
     )
     facts = bases_frame.assign(sha256=bases_frame["sha256"].str[:12])
@@ -263,8 +304,9 @@ def procedure_section(tables: Mapping[str, pd.DataFrame], number: int) -> list[s
         "",
         f"*Table {number}. a − b per replicate (base, seed), moved to exactly C along the "
         "screening base's frontier slope, runs >10% off C left out; mean of the per-base means "
-        "with a 95% t-interval over bases (b − 1 df); σ_B, σ_W by the method of moments "
-        "([method](../docs/method.md#claims-about-the-procedure)).*",
+        "with a 95% t-interval over bases (b − 1 df); σ_B, σ_W by the method of moments; the "
+        "verdict by the report's one rule with the per-base means as replicates, Holm over each "
+        "rate and metric ([method](../docs/method.md#claims-about-the-procedure)).*",
         "",
         frame_table(shown),
         "",

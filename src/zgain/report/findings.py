@@ -27,7 +27,9 @@ from zgain.report.verdicts import (
     ALPHA,
     BETTER,
     EQUIVALENT,
+    LEGEND,
     MIN_SEEDS,
+    SYMBOL,
     UNDETERMINED,
     WORSE,
 )
@@ -75,8 +77,6 @@ def rerun_command(data: DataParams | PairsParams) -> str:
     )
 
 
-SYMBOL = {BETTER: "▲", WORSE: "▼", EQUIVALENT: "≈", UNDETERMINED: "?"}
-LEGEND = "▲ better ▼ worse ≈ equivalent (90% interval) ? undetermined"
 NEEDED = "n′: replicates for 80% power"
 
 
@@ -242,16 +242,20 @@ def findings_lines(
             f"With {len(results.seeds)} seed{'s' if len(results.seeds) != 1 else ''} every "
             f"verdict is undetermined: a verdict needs at least {MIN_SEEDS} replicates."
         )
-    held = robust_sentence(verdicts, headline, report.baseline_variant, metrics[0])
-    net = net_gain_sentence(
-        [t for name, t in tables.items() if name.startswith(DECOMPOSITION_PREFIX)]
-    )
-    lines += [f"{held} {net}".strip()]
     procedure = (
         procedure_sentence(tables[PROCEDURE_TABLE], bases, headline, report.confidence)
         if PROCEDURE_TABLE in tables
         else ""
     )
+    # with too few screening seeds its verdicts say nothing; the procedure's then speak
+    decided = len(results.seeds) >= MIN_SEEDS or not procedure
+    held = (
+        robust_sentence(verdicts, headline, report.baseline_variant, metrics[0]) if decided else ""
+    )
+    net = net_gain_sentence(
+        [t for name, t in tables.items() if name.startswith(DECOMPOSITION_PREFIX)]
+    )
+    lines += [f"{held} {net}".strip()]
     if procedure:  # the claims about the procedure come before the screening tier's table
         lines += ["", procedure]
     if not verdicts.empty:

@@ -59,6 +59,10 @@ VERDICT_COLUMNS = [
 HALF_WIDTH_COLUMNS = ["variant", "rate", "mean", "sd", "n", "half_width", "target", "seeds_needed"]
 
 
+SYMBOL = {BETTER: "▲", WORSE: "▼", EQUIVALENT: "≈", UNDETERMINED: "?"}
+LEGEND = "▲ better ▼ worse ≈ equivalent (90% interval) ? undetermined"
+
+
 def holm(pvalues: Sequence[float]) -> np.ndarray:
     """Holm's step-down adjusted p-values (m,): the k-th smallest of the m finite p-values gets
     max_{j ≤ k} min(1, (m − j + 1) · p_(j)); NaN entries stay NaN and do not count in m."""
@@ -82,7 +86,7 @@ def paired_p(diffs: np.ndarray) -> float:
     d = d[np.isfinite(d)]
     if d.size < 2:
         return math.nan
-    return _p_value(float(d.mean()), float(d.std(ddof=1)) / math.sqrt(d.size), int(d.size))
+    return t_p_value(float(d.mean()), float(d.std(ddof=1)) / math.sqrt(d.size), int(d.size))
 
 
 def half_width(sd: float, n: int, level: float) -> float:
@@ -129,6 +133,23 @@ def classify(
     if math.isfinite(p_holm) and p_holm < ALPHA:
         return BETTER if mean > 0 else WORSE
     return UNDETERMINED
+
+
+def family_verdicts(
+    found: Sequence[tuple[float, float, int]], delta: float
+) -> list[dict[str, float | str]]:
+    """The rule applied to one family of comparisons, each (mean, se, n): per comparison its
+    two-sided p, Holm-adjusted p over the family, the (1 − 2·ALPHA) TOST interval and the
+    verdict (`classify`)."""
+    p_values = [t_p_value(mean, se, n) for mean, se, n in found]
+    rows = []
+    for (mean, se, n), p, ph in zip(found, p_values, holm(p_values), strict=True):
+        tost_low, tost_high = t_bounds(mean, se, n, 1.0 - ALPHA)
+        verdict = classify(tost_low, tost_high, mean, ph, n, delta)
+        rows.append(
+            {"tost_low": tost_low, "tost_high": tost_high, "p": p, "p_holm": ph, "verdict": verdict}
+        )
+    return rows
 
 
 def declared_pairs(
@@ -179,14 +200,14 @@ def verdict_table(
                 paired_difference(adjusted, a, b, rate, metric, 1 - ALPHA)
                 for a, b, _ in comparisons
             ]
-            p_values = [_p_value(mean, se, n) for mean, se, n, _ in found]
+            p_values = [t_p_value(mean, se, n) for mean, se, n, _ in found]
             p_holm = holm(p_values)
             family = f"C = {rate:g}, {metric}: {len(comparisons)} comparisons"
             for (a, b, kind), (mean, se, n, _), p, ph in zip(
                 comparisons, found, p_values, p_holm, strict=True
             ):
-                low, high = _interval(mean, se, n, 1.0 - ALPHA / 2.0)
-                tost_low, tost_high = _interval(mean, se, n, 1.0 - ALPHA)
+                low, high = t_bounds(mean, se, n, 1.0 - ALPHA / 2.0)
+                tost_low, tost_high = t_bounds(mean, se, n, 1.0 - ALPHA)
                 verdict = classify(tost_low, tost_high, mean, ph, n, deltas[metric])
                 sd = se * math.sqrt(n) if math.isfinite(se) else math.nan
                 needed = (
@@ -219,14 +240,14 @@ def verdict_table(
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
 
 
-def _interval(mean: float, se: float, n: int, level: float) -> tuple[float, float]:
+def t_bounds(mean: float, se: float, n: int, level: float) -> tuple[float, float]:
     if n < 2 or not (math.isfinite(mean) and math.isfinite(se)):
         return math.nan, math.nan
     half = float(student_t.ppf(level, df=n - 1)) * se
     return mean - half, mean + half
 
 
-def _p_value(mean: float, se: float, n: int) -> float:
+def t_p_value(mean: float, se: float, n: int) -> float:
     """Two-sided p of mean/SE against t_{n−1}; 0 or 1 with zero SE; NaN with n < 2."""
     if n < 2 or not (math.isfinite(mean) and math.isfinite(se)):
         return math.nan

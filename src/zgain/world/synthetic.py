@@ -1,9 +1,11 @@
 """The synthetic world with known ground truth and its exact oracle.
 
 x is a variable-length sequence of content tokens; a hidden strategy s ~ p(s | x) picks one of
-K deterministic transforms f_s; y = f_s(x) with each token independently replaced by a uniform
-content token with probability `noise`. Everything is vectorized over examples with numpy;
-the only Python loops run over the K strategies.
+K deterministic transforms f_s; y = x[:min(prefix, L)] ++ f_s(x), a prefix every strategy shares
+(none by default) then the transform, with each token independently replaced by a uniform
+content token with probability ε_t: `decoy_noise` at the decoy slots, `noise` elsewhere.
+Everything is vectorized over examples with numpy; the only Python loops run over the K
+strategies.
 
 Frames: a batch of y is (N, Ly) right-padded; the supervised frame has T = Ly + 1 slots, the y
 tokens then EOS (position y_len), so a sequence with n tokens has n + 1 supervised positions.
@@ -20,7 +22,7 @@ from zgain.core.vocab import Vocab
 from zgain.params import DataParams
 from zgain.world import portable
 from zgain.world.frames import Frames
-from zgain.world.transforms import LENGTH_FACTOR, TRANSFORMS, IntArray
+from zgain.world.transforms import TRANSFORMS, IntArray, longest_y
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,9 @@ class World:
     prior: Literal["uniform", "x_dependent"]
     prior_temperature: float
     noise: float
+    prefix: int = 0  # y starts with the first min(prefix, L) tokens of x, shared by every s
+    decoy_positions: tuple[int, ...] = ()  # y slots replaced with probability decoy_noise
+    decoy_noise: float = 0.0
 
     @property
     def n_strategies(self) -> int:
@@ -69,7 +74,16 @@ class World:
 
     @property
     def max_y_len(self) -> int:
-        return max(LENGTH_FACTOR.get(name, 1) for name in self.transforms) * self.length_max
+        return longest_y(self.transforms, self.length_max, self.prefix)
+
+    def slot_noise(self, width: int) -> np.ndarray:
+        """ε_t for the target slots t = 0..width−1: `decoy_noise` at the decoy slots, `noise`
+        elsewhere, (width,)."""
+        eps = np.full(width, self.noise)
+        for t in self.decoy_positions:
+            if t < width:
+                eps[t] = self.decoy_noise
+        return eps
 
     def log_prior(self, x: IntArray, x_len: IntArray) -> np.ndarray:
         """log p(s | x), (N, K).
@@ -87,16 +101,19 @@ class World:
         return logits - portable.logsumexp(logits, axis=1, keepdims=True)
 
     def apply(self, name: str, x: IntArray, x_len: IntArray) -> tuple[IntArray, IntArray]:
-        """y = f_name(x) without noise: (N, max_y_len) right-padded with PAD, and y_len (N,)."""
+        """y = x[:min(prefix, L)] ++ f_name(x) without noise: (N, max_y_len) right-padded with
+        PAD, and y_len (N,). The prefix copies x verbatim (`shift` moves only the f_name part)."""
         index_map, shifted = TRANSFORMS[name]
         t = np.arange(self.max_y_len)[None, :]  # (1, Ly)
-        src, y_len = index_map(t, x_len[:, None])
-        y_len = y_len[:, 0]
+        head = np.minimum(self.prefix, x_len)[:, None]  # (N, 1) tokens of the shared prefix
+        src, f_len = index_map(t - head, x_len[:, None])
+        y_len = (head + f_len)[:, 0]
+        in_head = t < head
         valid = t < y_len[:, None]
-        src = np.clip(src, 0, x.shape[1] - 1)
+        src = np.clip(np.where(in_head, t, src), 0, x.shape[1] - 1)
         y = np.take_along_axis(x, np.broadcast_to(src, valid.shape), axis=1)
         if shifted:
-            y = (y + self.shift) % self.vocab_size
+            y = np.where(in_head, y, (y + self.shift) % self.vocab_size)
         return np.where(valid, y, self.vocab.pad), y_len
 
 
@@ -125,7 +142,8 @@ def targets_frame(y: IntArray, y_len: IntArray, eos: int, pad: int) -> IntArray:
 
 
 def _token_log_prob(world: World, name: str, x, x_len, targets, y_len) -> np.ndarray:
-    """log p(y_t | x, s, t) for one strategy, (N, T); 0 past the observed EOS."""
+    """log p(y_t | x, s, t) for one strategy, (N, T); 0 past the observed EOS. A content slot
+    keeps f_t with probability 1 − ε_t + ε_t/V (ε_t = World.slot_noise); EOS is never noised."""
     f, f_len = world.apply(name, x, x_len)
     n, width = targets.shape
     f = np.concatenate([f, np.full((n, 1), world.vocab.pad)], axis=1)[:, :width]
@@ -133,7 +151,8 @@ def _token_log_prob(world: World, name: str, x, x_len, targets, y_len) -> np.nda
         f = np.concatenate([f, np.full((n, width - f.shape[1]), world.vocab.pad)], axis=1)
     t = np.arange(width)[None, :]
     v = world.vocab_size
-    content = (1.0 - world.noise) * (targets == f) + world.noise / v
+    eps = world.slot_noise(width)[None, :]  # (1, T)
+    content = (1.0 - eps) * (targets == f) + eps / v
     prob = np.where(
         t < f_len[:, None],
         np.where(t < y_len[:, None], content, 0.0),  # s expects a token: EOS has probability 0
@@ -199,7 +218,7 @@ class Sample(NamedTuple):
 
 
 def sample(world: World, n: int, rng: np.random.Generator) -> Sample:
-    """Draw n examples: x, s ~ p(s|x), y = noisy f_s(x); then the exact oracle of each."""
+    """Draw n examples: x, s ~ p(s|x), y = noisy prefix ++ f_s(x); then the exact oracle of each."""
     x_len = rng.integers(world.length_min, world.length_max + 1, size=n)
     x = rng.integers(0, world.vocab_size, size=(n, world.length_max))
     x = np.where(np.arange(world.length_max)[None, :] < x_len[:, None], x, world.vocab.pad)
@@ -211,7 +230,7 @@ def sample(world: World, n: int, rng: np.random.Generator) -> Sample:
     lens = np.stack([o[1] for o in outputs], axis=1)  # (N, K)
     rows = np.arange(n)
     y, y_len = ys[rows, strategy], lens[rows, strategy]
-    replaced = rng.random(y.shape) < world.noise
+    replaced = rng.random(y.shape) < world.slot_noise(y.shape[1])[None, :]
     noise_tokens = rng.integers(0, world.vocab_size, size=y.shape)
     valid = np.arange(y.shape[1])[None, :] < y_len[:, None]
     y = np.where(replaced & valid, noise_tokens, y)

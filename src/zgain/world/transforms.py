@@ -48,6 +48,13 @@ LENGTH_FACTOR = {"double": 2}  # the longest y a transform makes, as a multiple 
 MIN_VOCAB = 2  # fewer content tokens than this leave nothing to transform
 
 
+def longest_y(transforms: Sequence[str], length_max: int, prefix: int = 0) -> int:
+    """The longest y the world makes: the shared prefix (at most `length_max` tokens of x), then
+    the longest f_s(x)."""
+    factor = max((LENGTH_FACTOR.get(name, 1) for name in transforms), default=1)
+    return min(prefix, length_max) + factor * length_max
+
+
 def min_vocab_size(transforms: Sequence[str], shift: int) -> int:
     """The smallest V for which every transform is well defined and `shift` is not the identity."""
     need = MIN_VOCAB

@@ -1,0 +1,187 @@
+"""The same comparisons on several worlds, side by side (docs/usage.md#several-worlds).
+
+Each world is one finished run's report folder (`reports/`, with its `params.yaml`). The view
+lays the verdict over bases of every comparison (tables/procedure.csv, the report's one rule
+with the per-base means as replicates) per world, says which hold on every world, which flip
+(better on one world, worse on another) and where, and gives each world's oracle i*_t by
+position (tables/information_by_position.csv) with its share of I* on the first target token.
+Pure: frames in, frames and Markdown out; `zgain.cli.worlds` reads and writes the folders.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from zgain.report.commentary import fmt
+from zgain.report.markdown import markdown_table
+from zgain.report.verdicts import BETTER, UNDETERMINED, WORSE
+
+KNOBS = ("prefix", "decoy_positions", "decoy_noise")
+"""The world's keys of `data` the view names (docs/method.md#world-knobs)."""
+ORACLE = "oracle"  # the oracle's rows of tables/information_by_position.csv
+KEY = ["a", "b", "rate", "metric"]
+HOLDS, FLIPS, DIFFERS, OPEN = "holds", "flips", "differs", "open"
+
+
+@dataclass(frozen=True)
+class World:
+    """One world's finished run: its name, params and the tables the view reads."""
+
+    name: str
+    params: Mapping  # the run's params.yaml, parsed
+    procedure: pd.DataFrame  # tables/procedure.csv
+    positions: pd.DataFrame  # tables/information_by_position.csv
+    oracle_info: float  # mean I* over the test split (nats), from tables/runs.csv
+
+    def knobs(self) -> str:
+        data = self.params["data"]
+        shown = [f"{k} {data[k]}" for k in KNOBS if k in data]
+        return ", ".join(shown)
+
+    def oracle_by_position(self) -> list[float]:
+        rows = self.positions[self.positions["variant"] == ORACLE].sort_values("position")
+        return [float(v) for v in rows["mean"]]
+
+    def first_token_share(self) -> float:
+        """Mean i*_0 over mean I*: the share of the oracle's information on the first token."""
+        by_position = self.oracle_by_position()
+        if not by_position or not self.oracle_info:
+            return math.nan
+        return by_position[0] / self.oracle_info
+
+    def n_bases(self) -> int:
+        return len(self.params["base"]["seeds"])
+
+
+def worlds_table(worlds: Sequence[World]) -> pd.DataFrame:
+    """One row per world: knobs, bases, mean I*, first-token share, i*_t by position."""
+    rows = []
+    for w in worlds:
+        rows.append(
+            {
+                "world": w.name,
+                "knobs": w.knobs(),
+                "bases": w.n_bases(),
+                "oracle_info": w.oracle_info,
+                "first_token_share": w.first_token_share(),
+                "oracle_by_position": " ".join(fmt(v) for v in w.oracle_by_position()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def agreement(verdicts: Sequence[str]) -> str:
+    """How one comparison's verdicts across worlds agree: `flips` when it is better on one world
+    and worse on another; `holds` when every world gives the same separated or equivalent
+    verdict; `open` when no world decides; `differs` otherwise (some worlds undetermined, or
+    equivalent on one and separated on another)."""
+    decided = {v for v in verdicts if v != UNDETERMINED}
+    if {BETTER, WORSE} <= decided:
+        return FLIPS
+    if not decided:
+        return OPEN
+    if len(decided) == 1 and UNDETERMINED not in verdicts:
+        return HOLDS
+    return DIFFERS
+
+
+def verdicts_across(worlds: Sequence[World]) -> pd.DataFrame:
+    """Long table: one row per comparison (a, b, rate, metric) present on every world, with
+    each world's mean, interval, bases and verdict, and `agreement` across the worlds."""
+    frames = []
+    for w in worlds:
+        cols = [*KEY, "mean", "low", "high", "n", "verdict"]
+        frames.append(w.procedure[cols].assign(world=w.name))
+    long = pd.concat(frames, ignore_index=True)
+    counts = long.groupby(KEY)["world"].nunique()
+    shared = counts[counts == len(worlds)].index
+    long = long.set_index(KEY).loc[shared].reset_index()
+    order = {w.name: i for i, w in enumerate(worlds)}
+    long = long.sort_values([*KEY, "world"], key=lambda c: c.map(order) if c.name == "world" else c)
+    verdicts = long.groupby(KEY)["verdict"].agg(list)
+    agreed = verdicts.map(agreement).rename("agreement")
+    return long.merge(agreed.reset_index(), on=KEY)
+
+
+def cell(row: pd.Series) -> str:
+    interval = f" [{fmt(row['low'])}, {fmt(row['high'])}]" if math.isfinite(row["low"]) else ""
+    return f"{row['verdict']} {fmt(row['mean'])}{interval}"
+
+
+def view_markdown(worlds: Sequence[World], across: pd.DataFrame, command: str) -> str:
+    """summary.md of the view: the worlds, then per metric one table of verdicts per world."""
+    names = [w.name for w in worlds]
+    table = worlds_table(worlds)
+    lines = [
+        "# The same comparisons on several worlds",
+        "",
+        f"Generated by `{command}`; do not edit by hand. Each world is one run of the pipeline "
+        "(its `params.yaml` beside its report); a verdict is the report's one rule over that "
+        "world's bases (tables/procedure.csv: per-base means as replicates, Holm over each "
+        "rate and metric).",
+        "",
+        "## The worlds",
+        "",
+        "i*_t: the oracle's mean strategy information at target position t = 0, 1, … (nats); "
+        "share at t = 0: mean i*_0 / mean I*.",
+        "",
+        markdown_table(
+            ["world", "knobs", "bases", "mean I*", "share at t = 0", "i*_t by position"],
+            [
+                [
+                    r["world"],
+                    r["knobs"],
+                    str(r["bases"]),
+                    fmt(r["oracle_info"]),
+                    fmt(r["first_token_share"]),
+                    r["oracle_by_position"],
+                ]
+                for _, r in table.iterrows()
+            ],
+        ),
+        "",
+    ]
+    lines += summary_sentences(across)
+    for (rate, metric), group in across.groupby(["rate", "metric"], sort=True):
+        header = f"## {metric} at C = {rate:g}"
+        lines += [header, "", "Each cell: verdict, a − b [95% interval].", ""]
+        rows = []
+        for (a, b), comparison in group.groupby(["a", "b"], sort=False):
+            by_world = comparison.set_index("world")
+            rows.append(
+                [f"{a} − {b}", *[cell(by_world.loc[n]) for n in names]]
+                + [comparison["agreement"].iloc[0]]
+            )
+        lines += [markdown_table(["comparison", *names, "across worlds"], rows), ""]
+    return "\n".join(lines)
+
+
+def summary_sentences(across: pd.DataFrame) -> list[str]:
+    """What holds on every world, what flips and where, one bullet per kind."""
+    per = across.drop_duplicates(KEY)
+    lines = ["## Across worlds", ""]
+    for kind, label in (
+        (HOLDS, "Hold on every world"),
+        (FLIPS, "Flip (better on one world, worse on another)"),
+        (
+            DIFFERS,
+            "Differ (decided on some worlds only, or equivalent on one and separated on another)",
+        ),
+        (OPEN, "Undetermined on every world"),
+    ):
+        chosen = per[per["agreement"] == kind]
+        if chosen.empty:
+            lines.append(f"- {label}: none.")
+            continue
+        items = []
+        for _, r in chosen.iterrows():
+            rows = across.set_index(KEY).loc[tuple(r[k] for k in KEY)]
+            pairs = zip(rows["world"], rows["verdict"], strict=True)
+            where = ", ".join(f"{v} on {w}" for w, v in pairs)
+            items.append(f"{r['a']} − {r['b']} ({r['metric']}, C = {r['rate']:g}: {where})")
+        lines.append(f"- {label} ({len(items)}): " + "; ".join(items) + ".")
+    return [*lines, ""]
