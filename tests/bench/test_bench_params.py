@@ -6,7 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import yaml
+
 from bench.workload import merge, raw_params
+from bench.worlds import CONFIRM, DESIGN, WORLDS
+from zgain.params import parse_params
+from zgain.world.synthetic import World
 
 
 def test_base_seeds_bench_retrains_upstream_in_scratch_and_pairs_the_variants(tmp_path) -> None:
@@ -66,3 +71,23 @@ def test_screening_only_keeps_the_first_base_and_a_confirming_tier_the_grid_list
         raw["cvae"]["confirm"]["rates"],
     )
     assert raw["base"]["seeds"] == [0, 1, 2, 3, 4]  # the input is not mutated
+
+
+def test_each_world_of_the_worlds_study_is_valid_params_with_its_knobs() -> None:
+    """bench.worlds' `dvc exp run -S` settings on the default params: valid, the study's design,
+    and each world's knobs reaching the world (docs/usage.md#several-worlds)."""
+    for name, knobs in WORLDS.items():
+        raw = raw_params()
+        for setting in (*DESIGN, *knobs):
+            dotted, value = setting.split("=", 1)
+            *parents, last = dotted.split(".")
+            node = raw
+            for key in parents:
+                node = node[key]
+            node[last] = yaml.safe_load(value)
+        params = parse_params(raw)
+        assert params.base.seeds == (0, 1, 2), name
+        assert tuple(params.cvae.confirm.variants) == CONFIRM
+        assert params.data.prefix == 2
+        world = World.from_params(params.data)
+        assert world.prefix == 2 and (name != "decoys" or world.decoy_positions == (0, 1))

@@ -14,7 +14,7 @@ from conftest import REPO_ROOT
 from report_fakes import build
 
 from zgain.params import load_params, parse_params
-from zgain.report.findings import rerun_command
+from zgain.report.findings import rerun_command, world_sentence
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +108,13 @@ def test_a_report_of_the_baseline_alone_says_there_is_nothing_to_compare(tmp_pat
     text = findings((Path(params.paths.reports_dir) / "summary.md").read_text())
     assert "No variant besides token_mean is listed: there is nothing to compare." in text
     assert "|---|" not in text  # no verdict table
+
+
+def test_the_scope_sentence_names_the_world_knobs_that_are_set() -> None:
+    data = load_params(REPO_ROOT / "params.yaml").data
+    plain = world_sentence(data, 2000)
+    assert "prefix" not in plain and "decoy" not in plain
+    moved = data.model_copy(update={"prefix": 2, "decoy_positions": (0, 1), "decoy_noise": 0.5})
+    assert "noise 0.02, a shared prefix of 2, decoy slots 0, 1 at noise 0.5, V = 16" in (
+        world_sentence(moved, 2000)
+    )

@@ -56,11 +56,15 @@ def world_sentence(data: DataParams | PairsParams, n_test: float) -> str:
             f"`{data.key_column or data.x_column}` (seed {data.seed}); N = {fmt(n_test, 0)} test "
             "examples."
         )
+    knobs = f", a shared prefix of {data.prefix}" if data.prefix else ""
+    if data.decoy_positions:
+        slots = ", ".join(map(str, data.decoy_positions))
+        knobs += f", decoy slots {slots} at noise {data.decoy_noise:g}"
     return (
         f"These findings hold on one synthetic world: K = {len(data.transforms)} strategies "
         f"({', '.join(data.transforms)}), `{data.prior}` prior (temperature "
-        f"{data.prior_temperature:g}), noise {data.noise:g}, V = {data.vocab_size}, x length "
-        f"{data.length_min}–{data.length_max}, N = {fmt(n_test, 0)} test examples."
+        f"{data.prior_temperature:g}), noise {data.noise:g}{knobs}, V = {data.vocab_size}, x "
+        f"length {data.length_min}–{data.length_max}, N = {fmt(n_test, 0)} test examples."
     )
 
 
