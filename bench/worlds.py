@@ -16,6 +16,7 @@ Last, `zgain worlds-report` lays the verdicts over bases side by side in OUT
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import shutil
 import subprocess
@@ -72,8 +73,10 @@ def run_world(repo: Path, name: str, knobs: tuple[str, ...], out: Path) -> float
     command = [str(repo.resolve() / ".venv" / "bin" / "dvc"), "exp", "run", "-n", f"world-{name}"]
     for setting in (*DESIGN, *knobs):
         command += ["-S", setting]
+    bin_dir = repo.resolve() / ".venv" / "bin"  # the stages' python, as `make repro` runs them
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     start = time.perf_counter()
-    subprocess.run(command, cwd=repo, check=True)
+    subprocess.run(command, cwd=repo, check=True, env=env)
     seconds = time.perf_counter() - start
     copy_report(repo, out / name)
     shown = shlex.join(["dvc", *command[1:]])

@@ -212,7 +212,7 @@ def test_findings_say_what_holds_over_bases(built) -> None:
     paragraph = next(line for line in findings.splitlines() if line.startswith("**Over bases**"))
     assert paragraph.startswith(
         "**Over bases** (3: base 0 × 3 seeds; bases 1, 2 × 2 seeds), Δ capture − token_mean at "
-        "C = 2.5, 95% t over bases, the rule's verdict (σ_B, σ_W): "
+        "C = 2.5, 95% t over bases, verdict (σ_B, σ_W): "
     )
     table = procedure(reports)
     at = table[(table["metric"] == "capture") & (table["b"] == "token_mean")].set_index("a")

@@ -68,7 +68,7 @@ def test_the_findings_fit_one_screen_with_the_verdict_table(reports: Path) -> No
 def test_fewer_than_three_seeds_says_every_verdict_is_undetermined(tmp_path: Path) -> None:
     reports = Path(build(tmp_path, seeds=(0, 1)).paths.reports_dir)
     text = findings((reports / "summary.md").read_text())
-    assert "With 2 seeds every verdict is undetermined" in text
+    assert "With 2 seeds every screening verdict is undetermined" in text
     assert (pd.read_csv(reports / "tables" / "verdicts.csv")["verdict"] == "undetermined").all()
 
 

@@ -268,8 +268,12 @@ def procedure_sentence(
     ours = at[at["b"] == baseline]
     worse = ours[ours["verdict"] == WORSE]
     cells = [
-        f"{row['a']} {fmt_stats(row, signed=True)} {SYMBOL[row['verdict']]} "
-        f"({fmt(row['sigma_b'])}, {fmt(row['sigma_w'])})"
+        f"{row['a']} {fmt_stats(row, signed=True)} {SYMBOL[row['verdict']]}"
+        + (
+            f" ({fmt(row['sigma_b'])}, {fmt(row['sigma_w'])})"
+            if pd.notna(row["sigma_b"]) or pd.notna(row["sigma_w"])
+            else ""
+        )
         for _, row in ours.drop(worse.index).iterrows()
     ]
     if not worse.empty:
@@ -284,7 +288,7 @@ def procedure_sentence(
     detectable = fmt(float(at["detectable"].median()))
     return (
         f"**Over bases** ({len(bases)}: {_replicates(bases)}), Δ capture − {baseline} at "
-        f"C = {rate!r}, {percent(confidence)} t over bases, the rule's verdict (σ_B, σ_W): "
+        f"C = {rate!r}, {percent(confidence)} t over bases, verdict (σ_B, σ_W): "
         f"{'; '.join(cells)}. So {head} ({tally}); detectable at 80% power: {detectable} "
         f"([all](tables/{PROCEDURE_TABLE}.csv)). The verdict table is base {bases[0].seed}'s "
         "screening tier."
