@@ -244,7 +244,7 @@ def findings_lines(
     if len(results.seeds) < MIN_SEEDS:
         lines.append(
             f"With {len(results.seeds)} seed{'s' if len(results.seeds) != 1 else ''} every "
-            f"screening verdict is undetermined (a verdict needs {MIN_SEEDS} replicates)."
+            f"screening verdict is undetermined (the rule needs {MIN_SEEDS})."
         )
     procedure = (
         procedure_sentence(tables[PROCEDURE_TABLE], bases, headline, report.confidence)
