@@ -1,16 +1,16 @@
 """The worlds study: the contested top group, token_share, token_share_cc and the inverse
 ablation over bases on worlds that move where the strategy information and the decoys sit.
 
-    python -m bench.worlds REPO [--out reports/examples/worlds]
+    python -m bench.worlds REPO
 
 REPO is a clone with a completed default run (`make repro`): its report is the `default` world.
 Each other world of WORLDS is then one `dvc exp run` in REPO with the world's knobs
 (docs/method.md#world-knobs) and the study's design (DESIGN: 3 bases, C = 1.0, the screening
 tier on one seed, the confirming tier of CONFIRM on the other two bases), timed; its report and
-params.yaml are copied to OUT/<world>/, its wall time is recorded in bench/wall-times.json
-(`dvc exp run world <name>`), and REPO's params.yaml and dvc.lock are restored before the next.
-Last, `zgain worlds-report` lays the verdicts over bases side by side in OUT
-(docs/usage.md#several-worlds).
+params.yaml are kept in OUT/<world>/ (examples/keep_report.sh), its wall time is recorded in
+bench/wall-times.json (`dvc exp run world <name>`), and REPO's params.yaml and dvc.lock are
+restored before the next. Last, `zgain worlds-report` lays the verdicts over bases side by side
+in OUT (docs/usage.md#several-worlds).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -44,30 +43,23 @@ DESIGN = (
     f"cvae.confirm.variants=[{','.join(CONFIRM)}]",
     "cvae.confirm.rates=[1.0]",
 )
+OUT = Path("reports/examples/worlds")  # of this repository (examples/keep_report.sh)
 WORLDS = {
     # the strategies share a 2-token prefix: the evidence starts at the third target token
     "late": ("data.prefix=2",),
     # the same, and the shared prefix is noisy: high surprisal where z has nothing to carry
     "decoys": ("data.prefix=2", "data.decoy_positions=[0,1]", "data.decoy_noise=0.5"),
 }
-REPORT_PARTS = ("summary.md", "metrics.json", "tables", "figures")
 
 
-def copy_report(repo: Path, dest: Path) -> None:
-    """REPO's report (REPORT_PARTS) and params.yaml into dest, replacing what was there."""
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    for part in REPORT_PARTS:
-        source = repo / "reports" / part
-        if source.is_dir():
-            shutil.copytree(source, dest / part)
-        else:
-            shutil.copy2(source, dest / part)
-    shutil.copy2(repo / "params.yaml", dest / "params.yaml")
+def copy_report(repo: Path, name: str) -> None:
+    """REPO's report and params.yaml into reports/examples/worlds/<name>/ of this repository,
+    replacing what was there, its links to docs/ pointing from where it sits
+    (examples/keep_report.sh)."""
+    subprocess.run(["bash", "examples/keep_report.sh", str(repo), f"worlds/{name}"], check=True)
 
 
-def run_world(repo: Path, name: str, knobs: tuple[str, ...], out: Path) -> float:
+def run_world(repo: Path, name: str, knobs: tuple[str, ...]) -> float:
     """One world's `dvc exp run` in REPO, its report copied to OUT/name; the seconds it took."""
     # REPO's own dvc (make repro installed it), as `make repro` runs it
     command = [str(repo.resolve() / ".venv" / "bin" / "dvc"), "exp", "run", "-n", f"world-{name}"]
@@ -78,9 +70,9 @@ def run_world(repo: Path, name: str, knobs: tuple[str, ...], out: Path) -> float
     start = time.perf_counter()
     subprocess.run(command, cwd=repo, check=True, env=env)
     seconds = time.perf_counter() - start
-    copy_report(repo, out / name)
+    copy_report(repo, name)
     shown = shlex.join(["dvc", *command[1:]])
-    note = f"in a clone with the default run done; the report is {out / name}/"
+    note = f"in a clone with the default run done; the report is {OUT / name}/"
     record(f"dvc exp run world {name}", shown, seconds, cwd=repo, note=note)
     subprocess.run(["git", "checkout", "--", "params.yaml", "dvc.lock"], cwd=repo, check=True)
     return seconds
@@ -89,16 +81,14 @@ def run_world(repo: Path, name: str, knobs: tuple[str, ...], out: Path) -> float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repo", type=Path, help="a clone with a completed default run")
-    parser.add_argument("--out", type=Path, default=Path("reports/examples/worlds"))
     parser.add_argument("--worlds", nargs="*", default=list(WORLDS), choices=list(WORLDS))
     args = parser.parse_args()
-    out = args.out
-    copy_report(args.repo, out / "default")
+    copy_report(args.repo, "default")
     for name in args.worlds:
-        seconds = run_world(args.repo, name, WORLDS[name], out)
+        seconds = run_world(args.repo, name, WORLDS[name])
         print(f"world {name}: {seconds:.0f} s", flush=True)
-    folders = [str(out / name) for name in ("default", *WORLDS)]
-    view = [sys.executable, "-m", "zgain.cli.app", "worlds-report", "--out", str(out), *folders]
+    folders = [str(OUT / name) for name in ("default", *WORLDS)]
+    view = [sys.executable, "-m", "zgain.cli.app", "worlds-report", "--out", str(OUT), *folders]
     subprocess.run(view, check=True)
 
 

@@ -3,7 +3,8 @@
 #   bash examples/keep_report.sh CLONE NAME
 # copies the report of the checkout CLONE (summary.md, tables/, figures/, metrics.json) and the
 # params.yaml it came from into reports/examples/NAME/ of this repository, replacing what was
-# there, and points the summary's links to docs/ from where the copy sits. The caller writes
+# there, and points the summary's links to docs/ from where the copy sits (NAME may hold a
+# folder: worlds/late). The caller writes
 # the example's run.json (the command, its time, the commit) beside it.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: bash examples/keep_report.sh CLONE NAME" >&2; exit 2; }
@@ -17,6 +18,10 @@ out="$root/reports/examples/$name"
 rm -rf "$out" && mkdir -p "$out"
 cp -r "$clone"/reports/summary.md "$clone"/reports/tables "$clone"/reports/figures \
   "$clone"/reports/metrics.json "$clone"/params.yaml "$out/"
-# the summary's links to docs/ are relative to reports/; this copy sits three levels deeper
-sed -i 's#](\.\./docs/#](../../../docs/#g' "$out/summary.md"
+# the summary's links to docs/ are relative to reports/; this copy sits two levels deeper, and
+# one more for each folder in NAME (e.g. worlds/late)
+up="../../../"
+slashes=${name//[^\/]/}
+for ((i = 0; i < ${#slashes}; i++)); do up="../$up"; done
+sed -i "s#](\.\./docs/#](${up}docs/#g" "$out/summary.md"
 echo "$out"

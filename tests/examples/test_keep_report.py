@@ -65,3 +65,15 @@ def test_an_unfinished_study_is_refused_and_nothing_is_written(tmp_path: Path) -
     assert done.returncode == 2
     assert "reports/metrics.json not found: is" in done.stderr
     assert not (root / "reports").exists()
+
+
+def test_a_report_kept_in_a_folder_of_examples_links_to_docs_from_its_depth(
+    tmp_path: Path,
+) -> None:
+    root, clone = repository(tmp_path), finished_study(tmp_path)
+    done = keep(root, clone, "worlds/late")
+    assert done.returncode == 0, done.stderr
+    out = root / "reports" / "examples" / "worlds" / "late"
+    summary = (out / "summary.md").read_text()
+    assert "](../../../../docs/method.md#verdicts)" in summary
+    assert (out / "summary.md").parent.joinpath("../../../../docs").resolve() == root / "docs"
