@@ -29,7 +29,7 @@ from zgain.report.adjust import Adjusted, adjust_to_rate
 from zgain.report.commentary import fmt, fmt_stats
 from zgain.report.frontier import outside_tolerance
 from zgain.report.loading import EvalResults, load_results
-from zgain.report.markdown import frame_table
+from zgain.report.markdown import frame_table, markdown_table
 from zgain.report.procedure import (
     ProcedureInterval,
     detectable_difference,
@@ -42,6 +42,7 @@ PROCEDURE_TABLE = "procedure"
 BASES_TABLE = "bases"
 PROCEDURE_METRICS = ("capture", "marginal_gain")
 """The metrics compared over bases: the verdict table's two."""
+METRIC_NAMES = {"capture": "capture", "marginal_gain": "G^marg"}
 PROCEDURE_COLUMNS = [
     "a",
     "b",
@@ -256,43 +257,51 @@ def _replicates(bases: Sequence[BaseRuns]) -> str:
 def procedure_sentence(
     table: pd.DataFrame, bases: Sequence[BaseRuns], rate: float, confidence: float
 ) -> str:
-    """The Findings' paragraph on the procedure: Δ capture over bases at `rate` of each
-    contested variant against the first comparison's baseline, with its verdict over bases
-    (`procedure_table`), σ_B and σ_W (the worse ones by name and Δ alone), how many are above
-    the baseline, and the smallest difference the design detects (the declared pairs:
-    tables/procedure.csv)."""
-    at = table[(table["rate"] == rate) & (table["metric"] == PROCEDURE_METRICS[0])]
+    """The Findings' paragraph on the procedure: what the comparisons over bases at `rate`
+    say against the first comparison's baseline, per metric (how many above it, and the count
+    of each verdict), and the smallest difference the design detects; the values are in
+    `procedure_findings_table`."""
+    at = table[table["rate"] == rate]
     if at.empty or len(bases) < 2:
         return ""
     baseline = at["b"].iloc[0]
-    ours = at[at["b"] == baseline]
-    worse = ours[ours["verdict"] == WORSE]
-    cells = [
-        f"{row['a']} {fmt_stats(row, signed=True)} {SYMBOL[row['verdict']]}"
-        + (
-            f" ({fmt(row['sigma_b'])}, {fmt(row['sigma_w'])})"
-            if pd.notna(row["sigma_b"]) or pd.notna(row["sigma_w"])
-            else ""
+    said = []
+    for metric in PROCEDURE_METRICS:
+        ours = at[(at["b"] == baseline) & (at["metric"] == metric)]
+        counts = ours["verdict"].value_counts()
+        above = ours[ours["verdict"] == BETTER]["a"].tolist()
+        head = f"{', '.join(above)} above {baseline}" if above else "none above"
+        tally = ", ".join(
+            f"{counts.get(v, 0)} {v}" for v in (WORSE, EQUIVALENT, UNDETERMINED) if counts.get(v)
         )
-        for _, row in ours.drop(worse.index).iterrows()
-    ]
-    if not worse.empty:
-        names = ", ".join(f"{r['a']} {fmt(r['mean'], signed=True)}" for _, r in worse.iterrows())
-        cells.append(f"▼ {names}")
-    counts = ours["verdict"].value_counts()
-    above = ours[ours["verdict"] == BETTER]["a"].tolist()
-    head = f"{', '.join(above)} above {baseline}" if above else f"none above {baseline}"
-    tally = ", ".join(
-        f"{counts.get(v, 0)} {v}" for v in (WORSE, EQUIVALENT, UNDETERMINED) if counts.get(v, 0)
-    )
-    detectable = fmt(float(at["detectable"].median()))
+        said.append(f"{head} on {METRIC_NAMES[metric]} ({tally})")
+    capture = at[at["metric"] == PROCEDURE_METRICS[0]]
+    detectable = fmt(float(capture["detectable"].median()))
     return (
-        f"**Over bases** ({len(bases)}: {_replicates(bases)}), Δ capture − {baseline} at "
-        f"C = {rate!r}, {percent(confidence)} t over bases, verdict (σ_B, σ_W): "
-        f"{'; '.join(cells)}. So {head} ({tally}); detectable at 80% power: {detectable} "
-        f"([all](tables/{PROCEDURE_TABLE}.csv)). The verdict table is base {bases[0].seed}'s "
-        "screening tier."
+        f"**Over bases** ({len(bases)}: {_replicates(bases)}), a − b at C = {rate!r}, "
+        f"{percent(confidence)} t over bases, the rule's verdict: {'; '.join(said)}. Δ capture "
+        f"detectable at 80% power: {detectable} ([all](tables/{PROCEDURE_TABLE}.csv))."
     )
+
+
+def procedure_findings_table(table: pd.DataFrame, rate: float) -> str:
+    """The Findings' table over bases at `rate`: per comparison Δ capture and Δ G^marg with
+    their intervals and verdict symbols, and σ_B, σ_W of Δ capture."""
+    at = table[table["rate"] == rate].set_index(["a", "b", "metric"])
+    rows = []
+    for a, b in dict.fromkeys(zip(table["a"], table["b"], strict=True)):
+        cells = [f"{a} − {b}"]
+        for metric in PROCEDURE_METRICS:
+            r = at.loc[(a, b, metric)] if (a, b, metric) in at.index else None
+            cells.append(
+                "n/a" if r is None else f"{fmt_stats(r, signed=True)} {SYMBOL[r['verdict']]}"
+            )
+        key = (a, b, PROCEDURE_METRICS[0])
+        r = at.loc[key] if key in at.index else None
+        sigmas = "n/a" if r is None else f"{fmt(r['sigma_b'])}, {fmt(r['sigma_w'])}"
+        rows.append([*cells, sigmas])
+    header = ["a − b", *(f"Δ {METRIC_NAMES[m]}" for m in PROCEDURE_METRICS), "σ_B, σ_W"]
+    return markdown_table(header, rows)
 
 
 def procedure_section(tables: Mapping[str, pd.DataFrame], number: int) -> list[str]:

@@ -15,7 +15,12 @@ import pandas as pd
 
 from zgain.core.runs import rate_label
 from zgain.params import DataParams, PairsParams, Params
-from zgain.report.bases import PROCEDURE_TABLE, BaseRuns, procedure_sentence
+from zgain.report.bases import (
+    PROCEDURE_TABLE,
+    BaseRuns,
+    procedure_findings_table,
+    procedure_sentence,
+)
 from zgain.report.commentary import fmt
 from zgain.report.coverage import Coverage
 from zgain.report.loading import EvalResults
@@ -261,8 +266,15 @@ def findings_lines(
     )
     lines += [f"{held} {net}".strip()]
     if procedure:  # the claims about the procedure come before the screening tier's table
-        lines += ["", procedure]
-    if not verdicts.empty:
+        lines += ["", procedure, "", procedure_findings_table(tables[PROCEDURE_TABLE], headline)]
+        lines += ["", f"*{LEGEND}; σ_B, σ_W of Δ capture.*"]
+    if procedure and not decided:
+        lines += [
+            "",
+            "The [verdict table](#verdicts-at-every-rate) is the screening tier's: every variant "
+            f"on base {bases[0].seed}, over CVAE seeds.",
+        ]
+    elif not verdicts.empty:
         lines += [
             "",
             findings_table(
