@@ -217,7 +217,7 @@ def test_findings_say_what_holds_over_bases(built) -> None:
     table = procedure(reports)
     at = table[(table["metric"] == "capture") & (table["b"] == "token_mean")].set_index("a")
     above = at[at["verdict"] == "better"].index.tolist()
-    head = f"{', '.join(above)} above token_mean" if above else "none above"
+    head = f"{', '.join(above)} above token_mean" if above else "none above token_mean"
     assert f"{head} on capture (" in paragraph
     # one row per comparison, the declared pair included, with the hand-computed interval
     rows = {line.split(" | ")[0].strip("| "): line for line in findings.splitlines()}

@@ -270,7 +270,7 @@ def procedure_sentence(
         ours = at[(at["b"] == baseline) & (at["metric"] == metric)]
         counts = ours["verdict"].value_counts()
         above = ours[ours["verdict"] == BETTER]["a"].tolist()
-        head = f"{', '.join(above)} above {baseline}" if above else "none above"
+        head = f"{', '.join(above)} above {baseline}" if above else f"none above {baseline}"
         tally = ", ".join(
             f"{counts.get(v, 0)} {v}" for v in (WORSE, EQUIVALENT, UNDETERMINED) if counts.get(v)
         )
