@@ -54,7 +54,7 @@ LATE = world(
         ("mean_cc", "token_mean", 1.0, "capture", 0.2, 0.1, 0.3, 3, "better"),
         ("mean_ex", "token_mean", 1.0, "capture", 0.0, -0.01, 0.01, 3, "equivalent"),
     ],
-    [0.0, 0.0, 0.8],
+    [-1e-17, 0.0, 0.8],
     prefix=2,
 )
 
@@ -91,12 +91,18 @@ def test_only_comparisons_on_every_world_are_laid_side_by_side() -> None:
 def test_the_first_token_share_is_mean_i0_over_mean_info() -> None:
     table = worlds_table([DEFAULT, LATE]).set_index("world")
     assert table.loc["default", "first_token_share"] == pytest.approx(0.75 / 0.9)
-    assert table.loc["late", "first_token_share"] == 0.0
+    assert table.loc["late", "first_token_share"] == 0.0  # −1e-17 is float rounding of 0
+    assert table.loc["late", "oracle_by_position"] == "0.000 0.000 0.800"
     assert table.loc["late", "knobs"] == "prefix 2, decoy_positions [], decoy_noise 0.0"
 
 
 def test_the_view_says_where_a_verdict_flips() -> None:
     text = view_markdown([DEFAULT, LATE], verdicts_across([DEFAULT, LATE]), "zgain worlds-report")
+    better = next(line for line in text.splitlines() if line.startswith("- Better"))
+    assert better == (
+        "- Better than b on some world: mean_cc − token_mean (capture, C = 1) on late; "
+        "mean_tok − token_mean (capture, C = 1) on default."
+    )
     flips = next(line for line in text.splitlines() if line.startswith("- Flip"))
     assert "mean_tok − token_mean (capture, C = 1: better on default, worse on late)" in flips
     assert "| mean_tok − token_mean | better 0.100 [0.060, 0.140] | worse -0.100" in text

@@ -25,6 +25,7 @@ KNOBS = ("prefix", "decoy_positions", "decoy_noise")
 ORACLE = "oracle"  # the oracle's rows of tables/information_by_position.csv
 KEY = ["a", "b", "rate", "metric"]
 HOLDS, FLIPS, DIFFERS, OPEN = "holds", "flips", "differs", "open"
+ZERO_TOLERANCE = 1e-12  # nats
 
 
 @dataclass(frozen=True)
@@ -67,11 +68,17 @@ def worlds_table(worlds: Sequence[World]) -> pd.DataFrame:
                 "knobs": w.knobs(),
                 "bases": w.n_bases(),
                 "oracle_info": w.oracle_info,
-                "first_token_share": w.first_token_share(),
-                "oracle_by_position": " ".join(fmt(v) for v in w.oracle_by_position()),
+                "first_token_share": _zero(w.first_token_share()),
+                "oracle_by_position": " ".join(fmt(_zero(v)) for v in w.oracle_by_position()),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _zero(value: float) -> float:
+    """0 for a value within float rounding of 0 (i*_t of a shared-prefix slot is exactly 0 in
+    real arithmetic and about −1e-17 in floats), so it does not print as −0.000."""
+    return 0.0 if abs(value) < ZERO_TOLERANCE else value
 
 
 def agreement(verdicts: Sequence[str]) -> str:
@@ -163,7 +170,12 @@ def view_markdown(worlds: Sequence[World], across: pd.DataFrame, command: str) -
 def summary_sentences(across: pd.DataFrame) -> list[str]:
     """What holds on every world, what flips and where, one bullet per kind."""
     per = across.drop_duplicates(KEY)
-    lines = ["## Across worlds", ""]
+    better = across[across["verdict"] == BETTER]
+    above = "; ".join(
+        f"{r['a']} − {r['b']} ({r['metric']}, C = {r['rate']:g}) on {r['world']}"
+        for _, r in better.iterrows()
+    )
+    lines = ["## Across worlds", "", f"- Better than b on some world: {above or 'none'}."]
     for kind, label in (
         (HOLDS, "Hold on every world"),
         (FLIPS, "Flip (better on one world, worse on another)"),
