@@ -12,6 +12,9 @@ import numpy as np
 
 from zgain.world.synthetic import Oracle, World, oracle
 
+TOL = 1e-9  # absolute tolerance of quantities that are equal in real arithmetic
+N_SE = 4.0  # Monte Carlo checks allow this many standard errors
+
 
 def make_world(transforms: tuple[str, ...], prior: str, noise: float, **kw) -> World:
     """A world over V = 3 content tokens and x lengths 1..3; `kw` overrides any field."""

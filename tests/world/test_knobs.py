@@ -11,6 +11,8 @@ import re
 import numpy as np
 import pytest
 from brute_force import (
+    N_SE,
+    TOL,
     Enumeration,
     Reference,
     brute_force,
@@ -23,9 +25,6 @@ from brute_force import (
 from zgain.core.errors import ParamsError
 from zgain.params import DataParams, parse_params
 from zgain.world.synthetic import World, sample
-
-TOL = 1e-9  # absolute tolerance of quantities that are equal in real arithmetic
-N_SE = 4.0  # Monte Carlo checks allow this many standard errors
 
 DROP = ("copy", "reverse", "shift", "drop_first")
 DOUBLE = ("rotate", "reverse", "drop_first", "double")

@@ -8,6 +8,8 @@ import math
 import numpy as np
 import pytest
 from brute_force import (
+    N_SE,
+    TOL,
     Enumeration,
     Reference,
     brute_force,
@@ -18,10 +20,6 @@ from brute_force import (
 )
 
 from zgain.world.synthetic import World, oracle, sample
-
-TOL = 1e-9  # absolute tolerance of identities that hold exactly in real arithmetic
-N_SE = 4.0  # Monte Carlo checks allow this many standard errors
-
 
 WORLDS = {
     "drop_first-uniform": make_world(("copy", "reverse", "shift", "drop_first"), "uniform", 0.2),
