@@ -45,10 +45,6 @@ def train_runs(
         base_paths, [train_split, val_split], frames.n_targets
     )
     base = load_base(base_paths.base_model)
-    models = []
-    for _ in runs:
-        torch.manual_seed(seed)  # every run's initialization is the one it gets alone
-        models.append(CVAE(base, common.model))
     objectives = [
         Objective(
             common,
@@ -58,6 +54,10 @@ def train_runs(
         )
         for run in runs
     ]
+    models = []
+    for objective in objectives:
+        torch.manual_seed(seed)  # every run's initialization is the one it gets alone
+        models.append(CVAE(base, objective.variant.model))
     monitor_rows = slice(0, common.val_examples)
     monitor = select(val, monitor_rows)
     monitor_base = torch.from_numpy(val_frozen.sequence_surprisal[monitor_rows])

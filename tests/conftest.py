@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -112,6 +114,22 @@ def random_batch(seed: int = 1, batch_size: int = 4) -> SeqBatch:
     x_len = torch.randint(1, MODEL_MAX_X + 1, (batch_size,), generator=gen)
     y_len = torch.randint(0, MODEL_MAX_Y + 1, (batch_size,), generator=gen)
     return pack(x, x_len, y, y_len, vocab=MODEL_VOCAB, max_x_len=MODEL_MAX_X, max_y_len=MODEL_MAX_Y)
+
+
+def upstream_copy(params, dest: Path, rates: list[float], variants: dict | None = None):
+    """The upstream artefacts of a tiny pipeline copied under `dest` (no CVAE runs), with these
+    target rates and `variants` added to cvae.variants."""
+    from zgain.params import parse_params
+
+    root = Path(os.path.commonpath(list(params.paths.model_dump().values())))
+    shutil.copytree(root, dest)
+    raw = tiny_params_raw(dest)
+    raw["cvae"]["rates"] = rates
+    raw["cvae"]["variants"] |= variants or {}
+    copy = parse_params(raw)
+    for produced in (copy.paths.cvae_dir, copy.paths.cvae_live, copy.paths.eval_dir):
+        shutil.rmtree(produced, ignore_errors=True)
+    return copy
 
 
 def committed_repo(

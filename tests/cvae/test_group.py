@@ -10,20 +10,17 @@ GROUP_TOL.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from conftest import tiny_params_raw
+from conftest import upstream_copy
 
 from stages import evaluate, train_cvae
 from zgain.core.checkpoint import read_checkpoint
 from zgain.core.runs import Run
 from zgain.cvae.model import KIND_CVAE
-from zgain.params import Params, parse_params
+from zgain.params import Params
 
 GROUP_RATES = [0.5, 1.0, 2.0]
 VARIANT = "token_share_cc"
@@ -31,18 +28,6 @@ SEED = 1
 GROUP_TOL = 1e-6
 """Largest |group − solo| allowed in a checkpoint tensor or a metric. Both run the same float32
 ops on one thread per process, so they agree to rounding of the reduction order (measured: 0)."""
-
-
-def _copy(params: Params, dest: Path) -> Params:
-    """The upstream artefacts copied under `dest` (no CVAE runs), with three target rates."""
-    root = Path(os.path.commonpath(list(params.paths.model_dump().values())))
-    shutil.copytree(root, dest)
-    raw = tiny_params_raw(dest)
-    raw["cvae"]["rates"] = GROUP_RATES
-    copy = parse_params(raw)
-    for produced in (copy.paths.cvae_dir, copy.paths.cvae_live, copy.paths.eval_dir):
-        shutil.rmtree(produced, ignore_errors=True)
-    return copy
 
 
 def _state(params: Params, run: Run) -> dict[str, torch.Tensor]:
@@ -57,7 +42,7 @@ def _metrics(params: Params, run: Run) -> dict[str, float]:
 @pytest.fixture(scope="module")
 def solo(tiny_pipeline, tmp_path_factory) -> Params:
     """Each run of the group trained and evaluated alone, one thread."""
-    params = _copy(tiny_pipeline, tmp_path_factory.mktemp("solo") / "copy")
+    params = upstream_copy(tiny_pipeline, tmp_path_factory.mktemp("solo") / "copy", GROUP_RATES)
     for rate in GROUP_RATES:
         train_cvae.run(params, 0, VARIANT, SEED, device="cpu", threads=1, rates=[rate])
         evaluate.run(params, 0, VARIANT, SEED, device="cpu", threads=1, rates=[rate])
@@ -66,7 +51,7 @@ def solo(tiny_pipeline, tmp_path_factory) -> Params:
 
 @pytest.mark.parametrize("threads", [1, 2], ids=["lockstep", "side-by-side"])
 def test_a_group_member_equals_the_run_trained_alone(solo, tiny_pipeline, tmp_path, threads):
-    params = _copy(tiny_pipeline, tmp_path / "group")
+    params = upstream_copy(tiny_pipeline, tmp_path / "group", GROUP_RATES)
     lasts = train_cvae.run(params, 0, VARIANT, SEED, device="cpu", threads=threads)
     evaluate.run(params, 0, VARIANT, SEED, device="cpu", threads=threads)
     assert len(lasts) == len(GROUP_RATES)

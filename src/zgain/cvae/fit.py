@@ -71,7 +71,7 @@ def batch_loss(
     )  # (B, D)
     bow = (
         bow_loss(model.bow_logits(z).float(), part.targets, part.mask)
-        if objective.common.bow_weight > 0
+        if objective.variant.bow_weight > 0
         else None
     )
     terms = objective.loss(nll, surprisal, part.mask, kl_per_dim, beta, bow)
@@ -148,6 +148,39 @@ class Member:
         self.optimizer.step()
         if self.average is not None:
             self.average.update_parameters(self.model)
+
+    def encoder_step(
+        self,
+        step: int,
+        part: SeqBatch,
+        surprisal: Tensor,
+        beta: float | Tensor,
+        max_x_len: int,
+        features: ReaderFeatures,
+    ) -> None:
+        """One update of q(z|x,y) alone on the full loss (aggressive encoder training, He et
+        al. 2019: docs/method.md#remedies); every other parameter keeps its value and its Adam
+        moments (a parameter without a gradient is skipped by Adam)."""
+        with autocast_context(self.device):
+            terms, _ = batch_loss(
+                self.model,
+                part,
+                surprisal,
+                self.objective,
+                beta,
+                max_x_len=max_x_len,
+                generator=self.noise,
+                features=features,
+            )
+        self.watch.observe(step, terms.named())
+        self.optimizer.zero_grad(set_to_none=True)
+        terms.total.backward()
+        encoder = {id(p) for p in self.model.posterior_encoder.parameters()}
+        for group in self.optimizer.param_groups:
+            for param in group["params"]:
+                if id(param) not in encoder:
+                    param.grad = None
+        self.optimizer.step()
 
     def finish(self) -> None:
         """Leave the saved weights in `model` (the average, when there is one), in eval mode."""
@@ -239,6 +272,12 @@ def fit_group(
                     min_ratio=common.min_lr_ratio,
                 )
             torch.set_rng_state(member.rng_state)
+            aggressive = member.objective.variant.aggressive
+            if aggressive is not None and step < aggressive.until:
+                for _ in range(aggressive.encoder_steps):
+                    member.encoder_step(
+                        step, part, part_surprisal, member.schedule.beta(step), max_x_len, features
+                    )
             with autocast_context(device):
                 terms, kl_per_dim = batch_loss(
                     member.model,

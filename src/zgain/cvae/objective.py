@@ -193,6 +193,6 @@ class Objective:
             beta=beta,
             free_bits=self.variant.free_bits,
             bow=bow,
-            bow_weight=self.common.bow_weight,
+            bow_weight=self.variant.bow_weight,
             unified=self.variant.unified,
         )

@@ -43,17 +43,30 @@ class UnifiedParams(Block):
     eta: StrictFloat = 0.0  # outer normalizer N^-eta
 
 
+class AggressiveParams(Block):
+    """Aggressive encoder training (docs/method.md#remedies): before each of the first `until`
+    joint updates, `encoder_steps` updates of q(z|x,y) alone on the same batch."""
+
+    encoder_steps: PositiveInt
+    until: PositiveInt  # steps of the aggressive phase (<= cvae.common.steps)
+
+
 class VariantParams(Block):
     """One reconstruction variant: the λ of each term, and optional per-variant overrides.
 
     The weight names are the keys of the term registry (`zgain.cvae.terms.TERMS`), checked
-    where the objective is built.
+    where the objective is built. The overrides beyond β are the remedies a variant can add
+    over its weighting (docs/method.md#remedies).
     """
 
     weights: dict[StrictStr, NonNegativeFloat]
     unified: UnifiedParams = UnifiedParams()
     beta: NonNegativeFloat | None = None  # overrides cvae.common.beta for this variant
     free_bits: NonNegativeFloat | None = None  # overrides cvae.common.free_bits
+    bow_weight: NonNegativeFloat | None = None  # overrides cvae.common.bow_weight
+    z_memory: StrictBool | None = None  # overrides cvae.common.model.z_memory (false: z enters
+    # through the embedding offset only)
+    aggressive: AggressiveParams | None = None  # none: plain joint updates
 
     @model_validator(mode="after")
     def _some_weight(self) -> VariantParams:
@@ -162,6 +175,9 @@ class ResolvedVariant(Block):
     unified: UnifiedParams
     beta: float
     free_bits: float
+    bow_weight: float
+    model: CVAEConfig  # cvae.common.model with the variant's z_memory
+    aggressive: AggressiveParams | None
 
 
 class ConfirmParams(Block):
@@ -238,10 +254,16 @@ class CVAEParams(Block):
             "lr_warmup_steps": common.lr_warmup_steps,
             "rate_target.warmup_steps": common.rate_target.warmup_steps,
         }
+        for name, variant in self.variants.items():
+            warmups[f"variants.{name}.aggressive.until"] = (
+                variant.aggressive.until if variant.aggressive else 0
+            )
         for key, value in warmups.items():
             if value > common.steps:
                 rule = f"must be <= cvae.common.steps ({common.steps})"
-                errors.append(fail(f"common.{key}", rule, value))
+                errors.append(
+                    fail(key if key.startswith("variants.") else f"common.{key}", rule, value)
+                )
         raise_all(errors)
         return self
 
@@ -282,6 +304,13 @@ class CVAEParams(Block):
             unified=raw.unified,
             beta=self.default_beta if raw.beta is None else raw.beta,
             free_bits=self.common.free_bits if raw.free_bits is None else raw.free_bits,
+            bow_weight=self.common.bow_weight if raw.bow_weight is None else raw.bow_weight,
+            model=(
+                self.common.model
+                if raw.z_memory is None
+                else self.common.model.model_copy(update={"z_memory": raw.z_memory})
+            ),
+            aggressive=raw.aggressive,
         )
 
 

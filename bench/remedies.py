@@ -1,0 +1,105 @@
+"""The remedies study: free bits, a bag-of-words loss, aggressive encoder training and
+embedding-only z injection over token_mean, at the same target rate and replicates as the
+weightings, on the default world and on the world where the weightings differ most.
+
+    python -m bench.remedies REPO [--worlds default decoys]
+
+REPO is a clone with a completed default run (`make repro`). Each world of WORLDS is one
+`dvc exp run` in REPO: its params.yaml gains the REMEDIES variants (docs/method.md#remedies),
+its confirming tier trains token_mean, the world's best weighting and the remedies, and
+report.pairs sets each remedy against that weighting, so the report's one rule gives each
+remedy's verdict against token_mean and against the weighting, over bases. The default world
+keeps the default design (5 bases: its runs are reused); `decoys` takes the worlds study's
+design and knobs (bench/worlds.py). Each report and params.yaml is kept in OUT/<world>/, its
+wall time recorded in bench/wall-times.json (`dvc exp run remedies <world>`), and REPO's
+params.yaml and dvc.lock are restored before the next. Last, `zgain worlds-report` lays the
+verdicts of the worlds side by side in OUT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from bench import worlds
+from bench.wall_time import record
+
+OVER = {"mean": 1.0}  # every remedy is added over token_mean's weights
+REMEDIES = {
+    # the floor per dimension at which the 4 dimensions together hold the headline C = 1.0
+    "free_bits": {"weights": OVER, "free_bits": 0.25},
+    # BoW_i sums over the ~4 target tokens: 0.25 puts it on the token-mean reconstruction's scale
+    "bow": {"weights": OVER, "bow_weight": 0.25},
+    # 3 encoder-only updates before each of the first quarter's joint updates
+    "aggressive": {"weights": OVER, "aggressive": {"encoder_steps": 3, "until": 100}},
+    "embedding_only": {"weights": OVER, "z_memory": False},
+}
+# per world: its settings beyond the defaults, and its best weighting at C = 1.0, the one with
+# the highest mean capture over bases in the committed report of that world
+# (reports/summary.md's Findings; reports/examples/worlds/decoys/summary.md)
+WORLDS = {
+    "default": ((), "mean_cc"),
+    "decoys": ((*worlds.DESIGN, *worlds.WORLDS["decoys"]), "token_sum"),
+}
+OUT = Path("reports/examples/remedies")
+
+
+def set_key(raw: dict, dotted: str, value: object) -> None:
+    """raw[a][b][c] = value for dotted = 'a.b.c'."""
+    *parents, last = dotted.split(".")
+    for key in parents:
+        raw = raw[key]
+    raw[last] = value
+
+
+def study_params(params: Path, settings: tuple[str, ...], best: str) -> None:
+    """Rewrite REPO's params.yaml for one world's remedies study."""
+    raw = yaml.safe_load(params.read_text())
+    for setting in settings:
+        key, value = setting.split("=", 1)
+        set_key(raw, key, yaml.safe_load(value))
+    raw["cvae"]["variants"] |= REMEDIES
+    raw["cvae"]["confirm"]["variants"] = ["token_mean", best, *REMEDIES]
+    raw["report"]["pairs"] = [*raw["report"]["pairs"], *([name, best] for name in REMEDIES)]
+    params.write_text(yaml.safe_dump(raw, sort_keys=False))
+
+
+def run_world(repo: Path, name: str, settings: tuple[str, ...], best: str) -> float:
+    """One world's `dvc exp run` in REPO, its report copied to OUT/name; the seconds it took."""
+    study_params(repo / "params.yaml", settings, best)
+    bin_dir = repo.resolve() / ".venv" / "bin"  # REPO's own dvc and python, as make repro runs
+    command = [str(bin_dir / "dvc"), "exp", "run", "-n", f"remedies-{name}"]
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    start = time.perf_counter()
+    subprocess.run(command, cwd=repo, check=True, env=env)
+    seconds = time.perf_counter() - start
+    subprocess.run(["bash", "examples/keep_report.sh", str(repo), f"remedies/{name}"], check=True)
+    shown = f"python -m bench.remedies REPO --worlds {name}"
+    note = f"dvc exp run in a clone with the default run done, params.yaml as kept in {OUT / name}/"
+    record(f"dvc exp run remedies {name}", shown, seconds, cwd=repo, note=note)
+    subprocess.run(["git", "checkout", "--", "params.yaml", "dvc.lock"], cwd=repo, check=True)
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repo", type=Path, help="a clone with a completed default run")
+    parser.add_argument("--worlds", nargs="*", default=list(WORLDS), choices=list(WORLDS))
+    args = parser.parse_args()
+    for name in args.worlds:
+        settings, best = WORLDS[name]
+        seconds = run_world(args.repo, name, settings, best)
+        print(f"remedies on world {name}: {seconds:.0f} s", flush=True)
+    folders = [str(OUT / name) for name in WORLDS if (OUT / name / "summary.md").exists()]
+    view = [sys.executable, "-m", "zgain.cli.app", "worlds-report", "--out", str(OUT), *folders]
+    subprocess.run(view, check=True)
+
+
+if __name__ == "__main__":
+    main()
