@@ -1,5 +1,6 @@
 """The worlds study: the contested top group, token_share, token_share_cc and the inverse
-ablation over bases on worlds that move where the strategy information and the decoys sit.
+ablation over bases on worlds that move where the strategy information and the decoys sit, and
+on the default world under a weaker base (mismatch).
 
     python -m bench.worlds REPO
 
@@ -49,6 +50,9 @@ WORLDS = {
     "late": ("data.prefix=2",),
     # the same, and the shared prefix is noisy: high surprisal where z has nothing to carry
     "decoys": ("data.prefix=2", "data.decoy_positions=[0,1]", "data.decoy_noise=0.5"),
+    # the default world with a deliberately weaker base: 300 steps instead of early stopping,
+    # so b_t departs from b*_t (tables/mismatch.csv) where the world is hardest to learn
+    "weak": ("base.max_steps=300",),
 }
 
 

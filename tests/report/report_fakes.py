@@ -234,8 +234,39 @@ def base_excess(base: int) -> float:
     return 0.05 * (base + 1)
 
 
+ORACLE_TOKEN_SURPRISAL = (0.5, 0.1, 0.05)  # b*_t of the fake test split's positions 0, 1, 2
+
+
+def base_gap(base: int, position: int) -> float:
+    """The fake b_t − b*_t of base `base` at a position (every test example alike)."""
+    return 0.01 * (base + 1) * (position + 1)
+
+
+def write_base_tokens(params: Params, base: int, n_examples: int = 3) -> Path:
+    """tokens.parquet of base `base` (the columns the report reads): n_examples test examples
+    of 3 tokens with b_t = b*_t + base_gap, and one train example far off that must not count."""
+    path = Path(params.paths.base(base).surprisal_dir) / "tokens.parquet"
+    rows = [
+        ("test", t, star + base_gap(base, t), star)
+        for _ in range(n_examples)
+        for t, star in enumerate(ORACLE_TOKEN_SURPRISAL)
+    ] + [("train", 0, 9.0, 0.0)]
+    split, position, surprisal, oracle = zip(*rows, strict=True)
+    table = pa.table(
+        {
+            "split": list(split),
+            "position": pa.array(position, pa.int32()),
+            "surprisal": pa.array(surprisal, pa.float32()),
+            "oracle_surprisal": pa.array(oracle, pa.float64()),
+        }
+    )
+    write_table(table, path, table.schema)
+    return path
+
+
 def write_base_meta(params: Params, base: int) -> Path:
-    """base.json of base `base`, as train_base@<base> writes it (the keys the report reads)."""
+    """base.json of base `base`, as train_base@<base> writes it (the keys the report reads),
+    and its tokens.parquet (write_base_tokens)."""
     path = Path(params.paths.base(base).base_meta)
     meta = {
         "seed": base,
@@ -243,6 +274,7 @@ def write_base_meta(params: Params, base: int) -> Path:
         "metrics": {"test_excess_nats": base_excess(base)},
     }
     write_json(meta, path)
+    write_base_tokens(params, base)
     return path
 
 

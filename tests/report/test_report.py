@@ -46,6 +46,7 @@ EXPECTED_FILES = {
             "plateau",
             "procedure",
             "bases",
+            "mismatch",
         )
     ),
     "plots/frontier.csv",

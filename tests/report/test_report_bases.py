@@ -17,7 +17,9 @@ import pandas as pd
 import pytest
 from report_fakes import (
     HEADLINE,
+    ORACLE_TOKEN_SURPRISAL,
     base_excess,
+    base_gap,
     base_sha256,
     make_params,
     write_run,
@@ -232,6 +234,12 @@ def test_findings_say_what_holds_over_bases(built) -> None:
     assert cell in rows["example_inverse − token_mean"]
     sigmas = f"| {ours['sigma_b']:.3f}, {ours['sigma_w']:.3f} |"
     assert rows["example_inverse − token_mean"].endswith(sigmas)
+    # the rule names both Holm families: the screening one and the one over bases
+    family = table.groupby(["rate", "metric"]).size()
+    assert family.nunique() == 1
+    assert f"comparisons (over bases: the {family.iloc[0]} of one rate and metric) rejects" in (
+        findings
+    )
     # three screening seeds: the screening tier's own verdict table follows
     assert "| a (− token_mean) |" in findings
     assert "Every run starts from one base" not in findings
@@ -242,7 +250,8 @@ def test_summary_numbers_the_procedure_tables_among_the_others(built) -> None:
     text = (reports / "summary.md").read_text()
     section = summary_section(text, "Over bases: claims about the procedure")
     captions = [line for line in section.splitlines() if line.startswith("*Table")]
-    assert len(captions) == 2 and "95% t-interval over bases" in captions[0]
+    assert len(captions) == 3 and "95% t-interval over bases" in captions[0]
+    assert "b_t − b*_t" in captions[2]
     assert base_sha256(1)[:12] in section and base_sha256(1)[:13] not in section
     numbers = [int(line[7:].split(".")[0]) for line in text.splitlines() if line[:7] == "*Table "]
     assert numbers == list(range(1, len(numbers) + 1))
@@ -277,3 +286,29 @@ def test_a_base_without_an_oracle_has_no_test_excess(tmp_path: Path) -> None:
     write_json({"sha256": "ab" * 32, "metrics": {"test_nll": 3.0}}, path)
     sha, excess = base_facts(path, 0)
     assert sha == "ab" * 32 and math.isnan(excess)
+
+
+def test_the_mismatch_table_is_each_bases_gap_to_the_oracle_on_the_test_split(built) -> None:
+    """b_t − b*_t by position, per base, from the test rows alone (the fake train row, 9 nats
+    off, must not count), and the summary shows b*_t and each base's gap."""
+    _, reports = built
+    table = pd.read_csv(reports / "tables" / "mismatch.csv")
+    assert table["base"].unique().tolist() == list(BASES)
+    for base in BASES:
+        rows = table[table["base"] == base].set_index("position")
+        assert rows.index.tolist() == [0, 1, 2]
+        assert rows["n_tokens"].tolist() == [3, 3, 3]
+        for t, star in enumerate(ORACLE_TOKEN_SURPRISAL):
+            assert rows.loc[t, "oracle_surprisal"] == pytest.approx(star, abs=1e-12)
+            # b_t is stored in float32, so the gap holds to its rounding
+            assert rows.loc[t, "mismatch"] == pytest.approx(base_gap(base, t), abs=1e-6)
+            assert rows.loc[t, "base_surprisal"] == pytest.approx(
+                star + base_gap(base, t), abs=1e-6
+            )
+    section = summary_section(
+        (reports / "summary.md").read_text(), "Over bases: claims about the procedure"
+    )
+    last = f"| base {BASES[-1]}: b_t − b*_t | " + " | ".join(
+        f"{base_gap(BASES[-1], t):+.3f}" for t in range(3)
+    )
+    assert last in section and "| oracle b*_t | 0.500 | 0.100 | 0.050 |" in section

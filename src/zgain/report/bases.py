@@ -30,6 +30,7 @@ from zgain.report.commentary import fmt, fmt_stats
 from zgain.report.frontier import outside_tolerance
 from zgain.report.loading import EvalResults, load_results
 from zgain.report.markdown import frame_table, markdown_table
+from zgain.report.mismatch import MISMATCH_TABLE, base_mismatch, mismatch_rows, mismatch_table
 from zgain.report.procedure import (
     ProcedureInterval,
     detectable_difference,
@@ -76,6 +77,7 @@ class BaseRuns:
     sha256: str
     test_excess: float
     results: Mapping[float, EvalResults]
+    mismatch: pd.DataFrame  # zgain.report.mismatch.base_mismatch: b_t beside b*_t by position
 
     def values(self, variant: str, rate: float, metric: str, slope: float) -> pd.DataFrame:
         """(base, seed, value): the replicates' `metric` moved to exactly `rate` along `slope`
@@ -127,7 +129,9 @@ def load_bases(params: Params) -> list[BaseRuns]:
             )
             for rate in confirm.rates
         }
-        out.append(BaseRuns(seed, SCREENING if first else CONFIRMING, sha, excess, results))
+        tier = SCREENING if first else CONFIRMING
+        mismatch = base_mismatch(params.paths.base(seed).surprisal_dir, seed)
+        out.append(BaseRuns(seed, tier, sha, excess, results, mismatch))
     return out
 
 
@@ -212,7 +216,8 @@ def procedure_tables(
     deltas = params.report.equivalence.model_dump()
     table = procedure_table(bases, comparisons(params), adjusted, confidence, deltas, metrics)
     facts = bases_table(bases, params.cvae.confirm.variants, adjusted, metrics[0])
-    return {PROCEDURE_TABLE: table, BASES_TABLE: facts}
+    mismatch = mismatch_table([base.mismatch for base in bases])
+    return {PROCEDURE_TABLE: table, BASES_TABLE: facts, MISMATCH_TABLE: mismatch}
 
 
 def bases_table(
@@ -328,5 +333,22 @@ def procedure_section(tables: Mapping[str, pd.DataFrame], number: int) -> list[s
         "without an oracle) at C.*",
         "",
         frame_table(facts),
+        "",
+        *mismatch_section(tables[MISMATCH_TABLE], number + 2),
+    ]
+
+
+def mismatch_section(table: pd.DataFrame, number: int) -> list[str]:
+    """Table `number`: the oracle's b*_t and each base's mean b_t − b*_t by position
+    (tables/mismatch.csv); nothing without a per-token oracle."""
+    if table.empty:
+        return []
+    header, rows = mismatch_rows(table)
+    return [
+        f"*Table {number}. Where each base departs from the oracle: mean b*_t and each base's "
+        "mean b_t − b*_t (nats) by target position on the test split "
+        "([mismatch](../docs/method.md#mismatch), tables/mismatch.csv).*",
+        "",
+        markdown_table(header, rows),
         "",
     ]

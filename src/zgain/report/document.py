@@ -59,6 +59,7 @@ from zgain.report.frontier import (
 from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
 from zgain.report.headline import capture_view, metrics_summary
 from zgain.report.loading import EvalResults
+from zgain.report.mismatch import MISMATCH_TABLE
 from zgain.report.plateau import LEARNING_FIGURE, PLATEAU_TABLE, QUANTITY, plateau_outputs
 from zgain.report.sections import (
     ADJUSTMENT_NOTE,
@@ -230,7 +231,7 @@ def summary_markdown(
         number += 1
     if len(bases) > 1:  # one base: no claim over bases
         lines += ["", *over_bases.procedure_section(tables, number)]
-        number += 2
+        number += 2 if tables[MISMATCH_TABLE].empty else 3
     lines += [
         "",
         *verdicts_section(tables[VERDICT_TABLE], coverage.verdict_metrics, method, number),

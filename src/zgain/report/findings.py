@@ -307,13 +307,18 @@ def rule_sentence(
     """The rule in one line: the comparisons, the values, the runs left out, the family."""
     report = params.report
     n_comparisons = len(verdicts) // max(n_rates * len(metrics), 1)
+    family = f"the {n_comparisons} screening comparisons"
+    if PROCEDURE_TABLE in tables and not tables[PROCEDURE_TABLE].empty:
+        procedure = tables[PROCEDURE_TABLE]
+        per_family = procedure.groupby(["rate", "metric"], sort=False).size()
+        family += f" (over bases: the {int(per_family.max())} of one rate and metric)"
     excluded = int(tables[ADJUSTMENT_TABLE].query(f"metric == '{metrics[0]}'")["excluded"].sum())
     deltas = ", ".join(f"{NAMES[m]} {fmt(getattr(report.equivalence, m), 2)}" for m in metrics)
     return (
         f"*{RULE_LINK}: each variant − {report.baseline_variant} (and `report.pairs`) at exactly "
         f"C, jackknife intervals, {excluded} runs >10% off C left out; ≈ if the "
         f"{1 - 2 * ALPHA:.0%} interval is inside ±δ ({deltas}), else ▲/▼ if Holm over "
-        f"{n_comparisons} comparisons rejects at {ALPHA:.0%}.*"
+        f"{family} rejects at {ALPHA:.0%}.*"
     )
 
 
