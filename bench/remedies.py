@@ -50,20 +50,9 @@ WORLDS = {
 OUT = Path("reports/examples/remedies")
 
 
-def set_key(raw: dict, dotted: str, value: object) -> None:
-    """raw[a][b][c] = value for dotted = 'a.b.c'."""
-    *parents, last = dotted.split(".")
-    for key in parents:
-        raw = raw[key]
-    raw[last] = value
-
-
 def study_params(params: Path, settings: tuple[str, ...], best: str) -> None:
     """Rewrite REPO's params.yaml for one world's remedies study."""
-    raw = yaml.safe_load(params.read_text())
-    for setting in settings:
-        key, value = setting.split("=", 1)
-        set_key(raw, key, yaml.safe_load(value))
+    raw = worlds.apply_settings(yaml.safe_load(params.read_text()), settings)
     raw["cvae"]["variants"] |= REMEDIES
     raw["cvae"]["confirm"]["variants"] = ["token_mean", best, *REMEDIES]
     raw["report"]["pairs"] = [*raw["report"]["pairs"], *([name, best] for name in REMEDIES)]

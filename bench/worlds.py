@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
 from bench.wall_time import record
 
 CONFIRM = (
@@ -54,6 +56,18 @@ WORLDS = {
     # so b_t departs from b*_t (tables/mismatch.csv) where the world is hardest to learn
     "weak": ("base.max_steps=300",),
 }
+
+
+def apply_settings(raw: dict, settings: tuple[str, ...]) -> dict:
+    """raw params with each `a.b.c=value` of settings set, as `dvc exp run -S` sets them."""
+    for setting in settings:
+        dotted, value = setting.split("=", 1)
+        *parents, last = dotted.split(".")
+        node = raw
+        for key in parents:
+            node = node[key]
+        node[last] = yaml.safe_load(value)
+    return raw
 
 
 def copy_report(repo: Path, name: str) -> None:

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import yaml
 
+from bench.remedies import REMEDIES, study_params
+from bench.remedies import WORLDS as REMEDY_WORLDS
 from bench.workload import merge, raw_params
-from bench.worlds import CONFIRM, DESIGN, WORLDS
+from bench.worlds import CONFIRM, DESIGN, WORLDS, apply_settings
 from zgain.params import parse_params
 from zgain.world.synthetic import World
 
@@ -77,17 +79,30 @@ def test_each_world_of_the_worlds_study_is_valid_params_with_its_knobs() -> None
     """bench.worlds' `dvc exp run -S` settings on the default params: valid, the study's design,
     and each world's knobs reaching the world (docs/usage.md#several-worlds)."""
     for name, knobs in WORLDS.items():
-        raw = raw_params()
-        for setting in (*DESIGN, *knobs):
-            dotted, value = setting.split("=", 1)
-            *parents, last = dotted.split(".")
-            node = raw
-            for key in parents:
-                node = node[key]
-            node[last] = yaml.safe_load(value)
-        params = parse_params(raw)
+        params = parse_params(apply_settings(raw_params(), (*DESIGN, *knobs)))
         assert params.base.seeds == (0, 1, 2), name
         assert tuple(params.cvae.confirm.variants) == CONFIRM
-        assert params.data.prefix == 2
         world = World.from_params(params.data)
+        if name == "weak":  # the default world under a base stopped at 300 steps
+            assert world.prefix == 0 and params.base.max_steps == 300
+            continue
+        assert params.data.prefix == 2
         assert world.prefix == 2 and (name != "decoys" or world.decoy_positions == (0, 1))
+
+
+def test_the_remedies_study_adds_each_remedy_against_token_mean_and_the_best_weighting(
+    tmp_path: Path,
+) -> None:
+    """bench.remedies' params per world: valid, every remedy confirmed beside token_mean and the
+    world's best weighting, and each declared against that weighting."""
+    for name, (settings, best) in REMEDY_WORLDS.items():
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(raw_params()))
+        study_params(path, settings, best)
+        params = parse_params(yaml.safe_load(path.read_text()))
+        assert params.cvae.confirm.variants == ("token_mean", best, *REMEDIES), name
+        assert all((remedy, best) in params.report.pairs for remedy in REMEDIES)
+        assert params.cvae.variant("embedding_only").model.z_memory is False
+        assert params.cvae.variant("aggressive").aggressive is not None
+        if name == "decoys":
+            assert params.data.decoy_positions == (0, 1) and params.base.seeds == (0, 1, 2)

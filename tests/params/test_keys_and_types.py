@@ -93,7 +93,8 @@ UNKNOWN_KEYS = [
     ("cvae.common.bta", "cvae.common.bta: unknown key (known: "),
     (
         "cvae.variants.token_mean.wieghts",
-        "cvae.variants.token_mean.wieghts: unknown key (known: aggressive, beta, bow_weight, free_bits, unified, weights, z_memory)",
+        "cvae.variants.token_mean.wieghts: unknown key (known: aggressive, beta, bow_weight, "
+        "free_bits, unified, weights, z_memory)",
     ),
     (
         "cvae.variants.token_mean.unified.alhpa",
