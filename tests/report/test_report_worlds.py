@@ -31,7 +31,7 @@ def world(name: str, rows: list[tuple], oracle: list[float], prefix: int = 0) ->
         [("oracle", t, v) for t, v in enumerate(oracle)], columns=["variant", "position", "mean"]
     )
     params = {"data": {"prefix": prefix, "decoy_positions": [], "decoy_noise": 0.0}}
-    params["base"] = {"seeds": [0, 1, 2]}
+    params["base"] = {"seeds": [0, 1, 2], "max_steps": 300 if name == "late" else 4500}
     return World(name, params, pd.DataFrame(rows, columns=PROCEDURE), positions, sum(oracle))
 
 
@@ -115,6 +115,9 @@ def write_world(folder: Path, w: World) -> Path:
     w.procedure.to_csv(tables / "procedure.csv", index=False)
     w.positions.to_csv(tables / "information_by_position.csv", index=False)
     pd.DataFrame({"oracle_info": [w.oracle_info] * 2}).to_csv(tables / "runs.csv", index=False)
+    # two rows per base (two rates): the excess counts once per base
+    excess = {"base": [0, 0, 1, 1, 2, 2], "test_excess_nats": [0.1, 0.1, 0.2, 0.2, 0.6, 0.6]}
+    pd.DataFrame(excess).to_csv(tables / "bases.csv", index=False)
     return folder
 
 
@@ -126,6 +129,9 @@ def test_the_command_writes_the_view_and_names_a_missing_table(tmp_path: Path) -
     assert result.exit_code == 0, result.output
     assert pd.read_csv(out / "verdicts.csv")["world"].tolist().count("late") == 4
     assert "i*_t by position" in (out / "summary.md").read_text()
+    shown = pd.read_csv(out / "worlds.csv")
+    assert shown["test_excess"].tolist() == pytest.approx([0.3, 0.3])  # (0.1 + 0.2 + 0.6) / 3
+    assert shown["base_max_steps"].astype(str).tolist() == ["4500", "300"]
     (late / "tables" / "procedure.csv").unlink()
     result = CliRunner().invoke(app, ["worlds-report", "--out", str(out), str(default), str(late)])
     assert result.exit_code == 2

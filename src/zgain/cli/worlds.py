@@ -3,7 +3,8 @@
 Each WORLD argument is a finished run's report folder holding its `params.yaml` (the report
 folder of a run on another world, copied beside the others: docs/usage.md#several-worlds).
 Writes summary.md, verdicts.csv (every comparison present on every world, per world, with its
-agreement across worlds) and worlds.csv (knobs, bases, mean I*, i*_t by position) into OUT,
+agreement across worlds) and worlds.csv (knobs, bases, base steps and excess, mean I*, i*_t by
+position) into OUT,
 each file atomically (zgain.report.worlds).
 """
 
@@ -23,7 +24,7 @@ from zgain.core.io import atomic_path
 from zgain.report.worlds import World, verdicts_across, view_markdown, worlds_table
 
 TABLES = "tables"
-NEEDED = ("procedure.csv", "information_by_position.csv", "runs.csv")
+NEEDED = ("procedure.csv", "information_by_position.csv", "runs.csv", "bases.csv")
 
 
 def read_world(folder: Path) -> World:
@@ -41,12 +42,14 @@ def read_world(folder: Path) -> World:
             f"{folder / TABLES / 'runs.csv'}: no oracle_info column (a world "
             "without an exact oracle has no i*_t to show)"
         )
+    bases = pd.read_csv(folder / TABLES / "bases.csv")
     return World(
         name=folder.name,
         params=yaml.safe_load(params_file.read_text()),
         procedure=pd.read_csv(folder / TABLES / "procedure.csv"),
         positions=pd.read_csv(folder / TABLES / "information_by_position.csv"),
         oracle_info=float(runs["oracle_info"].mean()),
+        test_excess=float(bases.drop_duplicates("base")["test_excess_nats"].mean()),
     )
 
 

@@ -37,6 +37,9 @@ class World:
     procedure: pd.DataFrame  # tables/procedure.csv
     positions: pd.DataFrame  # tables/information_by_position.csv
     oracle_info: float  # mean I* over the test split (nats), from tables/runs.csv
+    # mean over bases of the base's test excess over the oracle (nats/seq), from
+    # tables/bases.csv: how far the world's bases are from b*_t (docs/method.md#mismatch)
+    test_excess: float = math.nan
 
     def knobs(self) -> str:
         data = self.params["data"]
@@ -57,6 +60,11 @@ class World:
     def n_bases(self) -> int:
         return len(self.params["base"]["seeds"])
 
+    def base_steps(self) -> str:
+        """The bases' step cap (`base.max_steps`; training may stop earlier), or n/a."""
+        steps = self.params["base"].get("max_steps")
+        return "n/a" if steps is None else str(steps)
+
 
 def worlds_table(worlds: Sequence[World]) -> pd.DataFrame:
     """One row per world: knobs, bases, mean I*, first-token share, i*_t by position."""
@@ -67,6 +75,8 @@ def worlds_table(worlds: Sequence[World]) -> pd.DataFrame:
                 "world": w.name,
                 "knobs": w.knobs(),
                 "bases": w.n_bases(),
+                "base_max_steps": w.base_steps(),
+                "test_excess": w.test_excess,
                 "oracle_info": w.oracle_info,
                 "first_token_share": _zero(w.first_token_share()),
                 "oracle_by_position": " ".join(fmt(_zero(v)) for v in w.oracle_by_position()),
@@ -134,15 +144,27 @@ def view_markdown(worlds: Sequence[World], across: pd.DataFrame, command: str) -
         "## The worlds",
         "",
         "i*_t: the oracle's mean strategy information at target position t = 0, 1, … (nats); "
-        "share at t = 0: mean i*_0 / mean I*.",
+        "share at t = 0: mean i*_0 / mean I*; base excess: the bases' mean test excess over "
+        "the oracle (nats per sequence), their mismatch.",
         "",
         markdown_table(
-            ["world", "knobs", "bases", "mean I*", "share at t = 0", "i*_t by position"],
+            [
+                "world",
+                "knobs",
+                "bases",
+                "base max_steps",
+                "base excess",
+                "mean I*",
+                "share at t = 0",
+                "i*_t by position",
+            ],
             [
                 [
                     r["world"],
                     r["knobs"],
                     str(r["bases"]),
+                    r["base_max_steps"],
+                    fmt(r["test_excess"]),
                     fmt(r["oracle_info"]),
                     fmt(r["first_token_share"]),
                     r["oracle_by_position"],
