@@ -19,16 +19,13 @@ verdicts of the worlds side by side in OUT.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import yaml
 
 from bench import worlds
-from bench.wall_time import record
 
 OVER = {"mean": 1.0}  # every remedy is added over token_mean's weights
 REMEDIES = {
@@ -62,18 +59,14 @@ def study_params(params: Path, settings: tuple[str, ...], best: str) -> None:
 def run_world(repo: Path, name: str, settings: tuple[str, ...], best: str) -> float:
     """One world's `dvc exp run` in REPO, its report copied to OUT/name; the seconds it took."""
     study_params(repo / "params.yaml", settings, best)
-    bin_dir = repo.resolve() / ".venv" / "bin"  # REPO's own dvc and python, as make repro runs
-    command = [str(bin_dir / "dvc"), "exp", "run", "-n", f"remedies-{name}"]
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-    start = time.perf_counter()
-    subprocess.run(command, cwd=repo, check=True, env=env)
-    seconds = time.perf_counter() - start
-    subprocess.run(["bash", "examples/keep_report.sh", str(repo), f"remedies/{name}"], check=True)
-    shown = f"python -m bench.remedies REPO --worlds {name}"
-    note = f"dvc exp run in a clone with the default run done, params.yaml as kept in {OUT / name}/"
-    record(f"dvc exp run remedies {name}", shown, seconds, cwd=repo, note=note)
-    subprocess.run(["git", "checkout", "--", "params.yaml", "dvc.lock"], cwd=repo, check=True)
-    return seconds
+    return worlds.timed_exp_run(
+        repo,
+        ["-n", f"remedies-{name}"],
+        f"remedies/{name}",
+        f"dvc exp run remedies {name}",
+        f"python -m bench.remedies REPO --worlds {name}",
+        f"dvc exp run in a clone with the default run done, params.yaml as kept in {OUT / name}/",
+    )
 
 
 def main() -> None:

@@ -77,23 +77,36 @@ def copy_report(repo: Path, name: str) -> None:
     subprocess.run(["bash", "examples/keep_report.sh", str(repo), f"worlds/{name}"], check=True)
 
 
-def run_world(repo: Path, name: str, knobs: tuple[str, ...]) -> float:
-    """One world's `dvc exp run` in REPO, its report copied to OUT/name; the seconds it took."""
-    # REPO's own dvc (make repro installed it), as `make repro` runs it
-    command = [str(repo.resolve() / ".venv" / "bin" / "dvc"), "exp", "run", "-n", f"world-{name}"]
-    for setting in (*DESIGN, *knobs):
-        command += ["-S", setting]
-    bin_dir = repo.resolve() / ".venv" / "bin"  # the stages' python, as `make repro` runs them
+def timed_exp_run(
+    repo: Path, exp_args: list[str], keep_as: str, record_name: str, shown: str, note: str
+) -> float:
+    """`dvc exp run EXP_ARGS` in REPO with REPO's own dvc and python (as `make repro` runs
+    them), timed; its report kept in reports/examples/KEEP_AS/ (examples/keep_report.sh), the
+    time recorded under RECORD_NAME, and REPO's params.yaml and dvc.lock restored. The seconds."""
+    bin_dir = repo.resolve() / ".venv" / "bin"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     start = time.perf_counter()
-    subprocess.run(command, cwd=repo, check=True, env=env)
+    subprocess.run([str(bin_dir / "dvc"), "exp", "run", *exp_args], cwd=repo, check=True, env=env)
     seconds = time.perf_counter() - start
-    copy_report(repo, name)
-    shown = shlex.join(["dvc", *command[1:]])
-    note = f"in a clone with the default run done; the report is {OUT / name}/"
-    record(f"dvc exp run world {name}", shown, seconds, cwd=repo, note=note)
+    subprocess.run(["bash", "examples/keep_report.sh", str(repo), keep_as], check=True)
+    record(record_name, shown, seconds, cwd=repo, note=note)
     subprocess.run(["git", "checkout", "--", "params.yaml", "dvc.lock"], cwd=repo, check=True)
     return seconds
+
+
+def run_world(repo: Path, name: str, knobs: tuple[str, ...]) -> float:
+    """One world's `dvc exp run` in REPO, its report copied to OUT/name; the seconds it took."""
+    exp_args = ["-n", f"world-{name}"]
+    for setting in (*DESIGN, *knobs):
+        exp_args += ["-S", setting]
+    return timed_exp_run(
+        repo,
+        exp_args,
+        f"worlds/{name}",
+        f"dvc exp run world {name}",
+        shlex.join(["dvc", "exp", "run", *exp_args]),
+        f"in a clone with the default run done; the report is {OUT / name}/",
+    )
 
 
 def main() -> None:
