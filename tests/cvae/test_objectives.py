@@ -419,3 +419,24 @@ def test_each_named_terms_registered_position_is_where_unified_reproduces_it() -
         assert ("token-sum" in at.note) == row["token_sum"], name
         assert ("η = 1" in at.note) == (row["eta"] == 1.0), name
     assert terms_used({"mean": 1.0, "tok": 0.0, "cc": 2.0}) == {"mean", "cc"}
+
+
+@pytest.mark.parametrize(("target", "sign"), [(1.0, 1.0), (5.0, -1.0)])
+def test_the_rate_penalty_adds_gamma_times_the_batch_kls_distance_from_its_target(
+    target: float, sign: float
+) -> None:
+    """γ·|KL − C| on the raw batch-mean KL (3.2 here, free bits aside): its gradient pushes the
+    KL down when above C and up when below, with force γ either way."""
+    kl_per_dim = torch.tensor([[0.1, 2.0], [0.3, 4.0]], dtype=torch.float64, requires_grad=True)
+    kwargs = dict(weights={"sum": 1.0}, normalizer=N, eps=EPS, beta=0.5, free_bits=0.5)
+    plain = loss_terms(NLL, SURPRISAL, MASK, kl_per_dim=kl_per_dim, **kwargs)
+    pinned = loss_terms(
+        NLL, SURPRISAL, MASK, kl_per_dim=kl_per_dim, penalty=2.0, target=target, **kwargs
+    )
+    assert pinned.total.item() == pytest.approx(plain.total.item() + 2.0 * abs(3.2 - target))
+    (extra,) = torch.autograd.grad(pinned.total - plain.total, kl_per_dim)
+    # d(2·|mean_b Σ_d kl − C|)/d kl_bd = 2·sign/B for every entry
+    assert extra.flatten().tolist() == pytest.approx([sign] * 4)
+    assert pinned.as_floats().keys() == plain.as_floats().keys()
+    with pytest.raises(ValueError, match="penalty must be >= 0, got -1.0"):
+        loss_terms(NLL, SURPRISAL, MASK, kl_per_dim=kl_per_dim, penalty=-1.0, **kwargs)

@@ -128,3 +128,18 @@ def test_the_rate_target_ramps_over_its_own_warmup_not_the_linear_schedules(
         update={"rate_target": common.rate_target.model_copy(update={"warmup_steps": 10})}
     )
     assert make_schedule(ramped, 0.01, 1.0).beta(5) == pytest.approx(0.005)
+
+
+def test_the_exact_penalty_starts_at_its_share_of_training(default_params_raw: dict) -> None:
+    """penalty_from is a share of cvae.common.steps: 0.75 of 400 steps starts γ at step 300;
+    the fixed schedules never carry it."""
+    from zgain.params import parse_params
+
+    common = parse_params(default_params_raw).cvae.common
+    settings = common.rate_target.model_copy(update={"penalty": 1.5, "penalty_from": 0.75})
+    control = make_schedule(
+        common.model_copy(update={"rate_target": settings, "steps": 400}), 0.01, 1.0
+    )
+    assert [control.penalty(s) for s in (0, 299, 300, 399)] == [0.0, 0.0, 1.5, 1.5]
+    fixed = make_schedule(common.model_copy(update={"beta_schedule": "constant"}), 0.2, 1.0)
+    assert fixed.penalty(399) == 0.0

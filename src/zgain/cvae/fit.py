@@ -55,10 +55,12 @@ def batch_loss(
     max_x_len: int,
     generator: torch.Generator | None,
     features: ReaderFeatures | None = None,
+    penalty: float = 0.0,
 ) -> tuple[LossTerms, Tensor]:
     """The loss terms of one batch with z ~ q(z|x,y); also returns the KL per dimension (B, D).
 
-    features: the reader's pass over `part` when the caller shares it between runs.
+    features: the reader's pass over `part` when the caller shares it between runs; penalty:
+    the rate target's γ at this step (`BetaSchedule.penalty`).
     """
     features = features or ReaderFeatures.of(model, part)
     mu_q, logvar_q = model.posterior(part.encoder_input, features.posterior)
@@ -74,7 +76,7 @@ def batch_loss(
         if objective.variant.bow_weight > 0
         else None
     )
-    terms = objective.loss(nll, surprisal, part.mask, kl_per_dim, beta, bow)
+    terms = objective.loss(nll, surprisal, part.mask, kl_per_dim, beta, bow, penalty)
     return terms, kl_per_dim
 
 
@@ -171,6 +173,7 @@ class Member:
                 max_x_len=max_x_len,
                 generator=self.noise,
                 features=features,
+                penalty=self.schedule.penalty(step),
             )
         self.watch.observe(step, terms.named())
         self.optimizer.zero_grad(set_to_none=True)
@@ -288,6 +291,7 @@ def fit_group(
                     max_x_len=max_x_len,
                     generator=member.noise,
                     features=features,
+                    penalty=member.schedule.penalty(step),
                 )
             named = terms.named()
             member.watch.observe(step, named)

@@ -50,7 +50,7 @@ def bow_loss(bow_logits: Tensor, targets: Tensor, mask: Tensor) -> Tensor:
 class LossTerms:
     """Every scalar of the CVAE loss, all costs (≥ 0) in nats, logged under these names.
 
-    total = recon + beta·kl_fb + λ_bow·bow. kl is the raw batch-mean KL summed over dimensions,
+    total = recon + beta·kl_fb + λ_bow·bow + γ·|kl − C|. kl is the raw batch-mean KL summed over dimensions,
     kl_fb its free-bits form (the one in total); bow is the batch-mean BoW NLL (None when the
     run has no BoW head, and then not logged); terms holds each registered term with a positive
     λ, unweighted, logged as recon_<name>; recon is their λ-combination. Terms a run does not
@@ -111,18 +111,23 @@ def loss_terms(
     bow: Tensor | None = None,
     bow_weight: float = 0.0,
     unified: UnifiedParams | None = None,
+    penalty: float = 0.0,
+    target: float = 0.0,
 ) -> LossTerms:
-    """The full loss R + β·KL_fb + λ_bow·mean(BoW) and its parts.
+    """The full loss R + β·KL_fb + λ_bow·mean(BoW) + γ·|KL − C| and its parts.
 
     nll, surprisal (B, T) nats, mask (B, T) bool, kl_per_dim (B, D) nats, bow (B,) nats or None;
     weights are the λ of the registered terms (`zgain.cvae.terms.TERMS`), beta the current β
     (see `zgain.cvae.rate`; a 0-d tensor from the rate target, never read back here), unified
-    the settings of the `unified` term.
+    the settings of the `unified` term; penalty γ and target C the rate target's exact penalty
+    on the raw batch KL (docs/method.md#rate-targeted-training), skipped when γ = 0.
     """
     if not isinstance(beta, Tensor) and beta < 0:
         raise ValueError(f"beta must be >= 0, got {beta}")
     if bow_weight < 0:
         raise ValueError(f"bow_weight must be >= 0, got {bow_weight}")
+    if penalty < 0:
+        raise ValueError(f"penalty must be >= 0, got {penalty}")
     if bow is None and bow_weight != 0:
         raise ValueError(f"bow_weight is {bow_weight} but no bow loss was given")
     negative = sorted(name for name, value in weights.items() if value < 0)
@@ -137,6 +142,8 @@ def loss_terms(
     total = recon + beta * kl_fb
     if bow_mean is not None and bow_weight != 0:
         total = total + bow_weight * bow_mean
+    if penalty != 0:
+        total = total + penalty * (kl - target).abs()
     beta_value = beta.to(recon) if isinstance(beta, Tensor) else recon.new_tensor(beta)
     return LossTerms(total, recon, kl, kl_fb, bow_mean, beta_value, terms)
 
@@ -180,8 +187,10 @@ class Objective:
         kl_per_dim: Tensor,
         beta: float | Tensor,
         bow: Tensor | None,
+        penalty: float = 0.0,
     ) -> LossTerms:
-        """The variant's loss terms of one batch at the KL weight `beta`."""
+        """The variant's loss terms of one batch at the KL weight `beta`, with the rate
+        target's exact penalty γ = `penalty` on the distance of the batch KL from this run's C."""
         return loss_terms(
             nll,
             surprisal,
@@ -195,4 +204,6 @@ class Objective:
             bow=bow,
             bow_weight=self.variant.bow_weight,
             unified=self.variant.unified,
+            penalty=penalty,
+            target=self.rate,
         )

@@ -26,6 +26,8 @@ class BetaSchedule(Protocol):
 
     def observe(self, step: int, kl: Tensor | float) -> None: ...
 
+    def penalty(self, step: int) -> float: ...
+
     def state(self) -> dict[str, float]: ...
 
 
@@ -93,7 +95,8 @@ class RateTarget:
     observed batch KL updates KL_ema ← ema·KL_ema + (1 − ema)·KL (KL_ema starts at the first
     observation) and log β ← clamp(log β + eta·excess, log β_min, log β_max), the excess being
     KL_ema − target (rule `difference`) or log(max(KL_ema, LOG_RATIO_FLOOR·target) / target)
-    (rule `log_ratio`).
+    (rule `log_ratio`). From `penalty_step` on, `penalty(step)` gives the loss its exact
+    penalty γ·|KL_batch − C| (docs/method.md#rate-targeted-training).
     log β and KL_ema are 0-d float64 tensors that move to the device of the first observed KL.
     """
 
@@ -101,6 +104,7 @@ class RateTarget:
     beta_init: float
     settings: RateTargetParams
     warmup_steps: int
+    penalty_step: int = 0  # the first step of the exact penalty
     log_beta: Tensor = field(init=False)
     kl_ema: Tensor = field(init=False)
     observed: bool = field(init=False, default=False)
@@ -135,6 +139,11 @@ class RateTarget:
         stepped = self.log_beta + s.eta * self.excess()
         self.log_beta = stepped.clamp(math.log(s.beta_min), math.log(s.beta_max))
 
+    def penalty(self, step: int) -> float:
+        """γ of the exact penalty γ·|KL_batch − C| at this step: `settings.penalty` from
+        `penalty_step` on, 0 before."""
+        return self.settings.penalty if step >= self.penalty_step else 0.0
+
     def excess(self) -> Tensor:
         """How far KL_ema is above the target, in the unit of the rule (nats or log-ratio)."""
         if self.settings.rule == "difference":
@@ -167,6 +176,9 @@ class FixedSchedule:
     def observe(self, step: int, kl: Tensor | float) -> None:
         return None
 
+    def penalty(self, step: int) -> float:
+        return 0.0
+
     def state(self) -> dict[str, float]:
         return {}
 
@@ -175,5 +187,7 @@ def make_schedule(common: CommonCVAEParams, beta: float, rate: float) -> BetaSch
     """The schedule `common.beta_schedule` names, starting from (or fixed at) `beta`; `rate` is
     the target C of a rate_target schedule and is ignored by the fixed ones."""
     if common.beta_schedule == "rate_target":
-        return RateTarget(rate, beta, common.rate_target, common.rate_target.warmup_steps)
+        settings = common.rate_target
+        penalty_step = round(settings.penalty_from * common.steps)
+        return RateTarget(rate, beta, settings, settings.warmup_steps, penalty_step)
     return FixedSchedule(common, beta)
