@@ -50,11 +50,12 @@ def bow_loss(bow_logits: Tensor, targets: Tensor, mask: Tensor) -> Tensor:
 class LossTerms:
     """Every scalar of the CVAE loss, all costs (≥ 0) in nats, logged under these names.
 
-    total = recon + beta·kl_fb + λ_bow·bow + γ·|kl − C|. kl is the raw batch-mean KL summed over dimensions,
-    kl_fb its free-bits form (the one in total); bow is the batch-mean BoW NLL (None when the
-    run has no BoW head, and then not logged); terms holds each registered term with a positive
-    λ, unweighted, logged as recon_<name>; recon is their λ-combination. Terms a run does not
-    weight are neither computed nor logged.
+    total = recon + beta·kl_fb + λ_bow·bow + γ·|kl − C|. kl is the raw batch-mean KL summed over
+    dimensions, kl_fb its free-bits form (the one in total); bow is the batch-mean BoW NLL (None
+    when the run has no BoW head, and then not logged); terms holds each registered term with a
+    positive λ, unweighted, logged as recon_<name>; recon is their λ-combination; the penalty
+    γ·|kl − C| (the rate target's, docs/method.md#rate-targeted-training) enters total alone.
+    Terms a run does not weight are neither computed nor logged.
     """
 
     total: Tensor

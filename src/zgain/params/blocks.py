@@ -114,9 +114,10 @@ class RateTargetParams(Block):
     e = KL_ema − C (rule `difference`, nats) or log(KL_ema / C) (rule `log_ratio`, scale-free:
     the same relative miss moves β alike at every C). β starts at
     beta_init (a variant's own `beta` overrides it), reached by a linear ramp over
-    warmup_steps; C is the run's entry of cvae.rates. From step round(penalty_from · steps) on, a
-    positive penalty γ adds γ·|KL_batch − C| to the step's loss: an exact penalty that pins the batch KL
-    to C where the multiplier alone lags or cannot push (β ≥ beta_min cannot raise a rate).
+    warmup_steps; C is the run's entry of cvae.rates. From step round(penalty_from · steps) on,
+    a positive penalty γ adds γ·|KL_batch − C| to the step's loss: an exact penalty that pins
+    the batch KL to C where the multiplier alone swings or cannot push (β ≥ beta_min cannot
+    raise a rate).
     """
 
     rule: RateRule  # the excess: KL_ema − C (difference) or log(KL_ema / C) (log_ratio)
