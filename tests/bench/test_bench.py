@@ -371,3 +371,19 @@ def test_results_main_runs_the_measure_at_the_default_steps_and_writes_its_file(
     results_main("Doc line.", out, 3, "A title", "bench.x", measure)
     assert calls[-1] == (7, 2)
     assert "`python -m bench.x --steps 7 --repeats 2`" in out.read_text()
+
+
+def test_rate_rule_names_each_controller_and_reads_its_settings() -> None:
+    from bench.rate_rule import label, parse_set, rate_target
+
+    older = {"cvae": {"common": {"rate_target": {"eta": 0.05}}}}  # before rule and penalty
+    assert rate_target(older) == {"rule": "difference", "penalty": 0.0, "eta": 0.05}
+    assert label(rate_target(older)) == "difference"
+    pinned = {"rule": "difference", "penalty": 1.0, "penalty_from": 0.75}
+    assert label(pinned) == "difference + penalty 1 from 0.75 of the steps"
+    assert parse_set(["penalty_from=0.0", "rule=log_ratio"]) == {
+        "penalty_from": 0.0,
+        "rule": "log_ratio",
+    }
+    with pytest.raises(SystemExit, match="--set takes KEY=VALUE, got 'penalty'"):
+        parse_set(["penalty"])
