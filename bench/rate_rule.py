@@ -162,7 +162,7 @@ def main() -> None:
         if not update:
             (other_rule,) = [r for r in RULES if r != mine["rule"]]
             update = {"rule": other_rule}
-        theirs = {**rate_target(on_completed_run(repo, repo, {})), **update}
+        theirs = {**rate_target(repo_params), **update}  # this checkout's settings, updated
         rows = run_rows(repo_params, label(mine), variants, repo / EVAL_DIR)
         rows_other, seconds = measure(repo, theirs, variants, args.seeds)
         timing = {
@@ -182,7 +182,7 @@ def main() -> None:
     command += "" if args.out == RESULTS else f" --out {args.out}"
     settings = {"REPO's runs": mine, "the other runs": theirs}
     where = [*machine()] + [
-        f"- {name}: `cvae.common.rate_target` = {settings}" for name, settings in settings.items()
+        f"- {name}: `cvae.common.rate_target` = {values}" for name, values in settings.items()
     ]
     args.out.write_text(markdown(rows + rows_other, command, where, timing))
     print(args.out.read_text())
