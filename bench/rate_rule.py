@@ -8,8 +8,9 @@ REPO holds a completed default run, trained under the controller its params name
 (`REPO/params.yaml`, `cvae.common.rate_target`). The listed variants are trained and evaluated
 again at every default rate and seed under another controller, on REPO's upstream outputs
 (world, base, surprisal, normalizer) with this checkout's params otherwise, in a scratch folder
-(never in REPO): REPO's settings with each `--set KEY=VALUE` of rate_target, or, with none, the
-other rule. bench/rate-rule-results.md (generated) then gives, per controller and run, the test
+(never in REPO): REPO's settings with each `--set KEY=VALUE` of rate_target (or of
+`cvae.common.weight_average`, the weights saved and so read at test), or, with none, the other
+rule. bench/rate-rule-results.md (generated) then gives, per controller and run, the test
 KL against its target (the report's rate check: off when more than 10% away) and the runs'
 capture; and the seconds one (variant, seed) group took to train and evaluate here. With
 `--against OTHER` (another completed default run on the same base, under another controller)
@@ -35,6 +36,8 @@ from zgain.report.frontier import outside_tolerance
 RESULTS = Path(__file__).with_name("rate-rule-results.md")
 RULES = ("difference", "log_ratio")
 EVAL_DIR = "data/eval"  # REPO's runs (params.yaml paths.eval_dir)
+COMMON_KEYS = ("weight_average",)
+"""cvae.common keys that `--set` also takes: which weights are saved, and so read at test."""
 
 
 def repo_params_raw(repo: Path) -> dict:
@@ -42,23 +45,43 @@ def repo_params_raw(repo: Path) -> dict:
 
 
 def rate_target(params: Params | dict) -> dict:
-    """The controller's settings; a run made before the rule was a key used `difference`, and
-    one made before the exact penalty had none."""
+    """The controller's settings, with the weights it is read on (`cvae.common` keys of
+    COMMON_KEYS); a run made before the rule was a key used `difference`, one made before the
+    exact penalty had none, and one made before the weight average saved the last iterate."""
     if isinstance(params, Params):
-        return params.cvae.common.rate_target.model_dump()
-    return {"rule": "difference", "penalty": 0.0, **params["cvae"]["common"]["rate_target"]}
+        common = params.cvae.common
+        return {**common.rate_target.model_dump(), "weight_average": common.weight_average}
+    common = params["cvae"]["common"]
+    return {
+        "rule": "difference",
+        "penalty": 0.0,
+        **common["rate_target"],
+        "weight_average": common.get("weight_average", 0.0),
+    }
 
 
 def label(settings: dict) -> str:
-    """The controller in a few words: its rule, and its exact penalty where it has one."""
-    if not settings.get("penalty"):
-        return settings["rule"]
-    start = settings.get("penalty_from", 0.0)
-    return f"{settings['rule']} + penalty {settings['penalty']:g} from {start:g} of the steps"
+    """The controller in a few words: its rule, its exact penalty and the weight average where
+    it has them."""
+    text = settings["rule"]
+    if settings.get("penalty"):
+        start = settings.get("penalty_from", 0.0)
+        text += f" + penalty {settings['penalty']:g} from {start:g} of the steps"
+    if settings.get("weight_average"):
+        text += f", saved weights averaged (EMA {settings['weight_average']:g})"
+    return text
+
+
+def cvae_update(settings: dict, seeds: list[int]) -> dict:
+    """The cvae block's update that trains under `settings` (rate_target keys, and COMMON_KEYS
+    in cvae.common)."""
+    target = {k: v for k, v in settings.items() if k not in COMMON_KEYS}
+    common = {k: v for k, v in settings.items() if k in COMMON_KEYS}
+    return {"common": {"rate_target": target, **common}, "seeds": seeds}
 
 
 def parse_set(items: list[str]) -> dict:
-    """--set KEY=VALUE pairs of rate_target, each VALUE read as YAML."""
+    """--set KEY=VALUE pairs of rate_target (or COMMON_KEYS), each VALUE read as YAML."""
     update = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -96,8 +119,7 @@ def measure(
     repo: Path, settings: dict, variants: list[str], seeds: list[int]
 ) -> tuple[list, float]:
     with tempfile.TemporaryDirectory() as scratch:
-        update = {"common": {"rate_target": settings}, "seeds": seeds}
-        params = on_completed_run(repo, Path(scratch), update)
+        params = on_completed_run(repo, Path(scratch), cvae_update(settings, seeds))
         seconds = train_and_evaluate(params, variants, seeds, label(settings))
         return run_rows(params, label(settings), variants, Path(params.paths.eval_dir)), seconds
 
@@ -149,7 +171,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS, help="the results file to write")
     parser.add_argument("--against", type=Path, help="a completed run under another controller")
     parser.add_argument(
-        "--set", nargs="+", default=[], metavar="KEY=VALUE", help="rate_target settings to rerun"
+        "--set",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="rate_target settings (or weight_average) to rerun",
     )
     args = parser.parse_args()
     repo = args.repo.resolve()

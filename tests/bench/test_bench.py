@@ -374,13 +374,26 @@ def test_results_main_runs_the_measure_at_the_default_steps_and_writes_its_file(
 
 
 def test_rate_rule_names_each_controller_and_reads_its_settings() -> None:
-    from bench.rate_rule import label, parse_set, rate_target
+    from bench.rate_rule import cvae_update, label, parse_set, rate_target
 
     older = {"cvae": {"common": {"rate_target": {"eta": 0.05}}}}  # before rule and penalty
-    assert rate_target(older) == {"rule": "difference", "penalty": 0.0, "eta": 0.05}
+    assert rate_target(older) == {
+        "rule": "difference",
+        "penalty": 0.0,
+        "eta": 0.05,
+        "weight_average": 0.0,
+    }
     assert label(rate_target(older)) == "difference"
     pinned = {"rule": "difference", "penalty": 1.0, "penalty_from": 0.75}
     assert label(pinned) == "difference + penalty 1 from 0.75 of the steps"
+    averaged = {**pinned, "weight_average": 0.95}
+    assert label(averaged) == (
+        "difference + penalty 1 from 0.75 of the steps, saved weights averaged (EMA 0.95)"
+    )
+    assert cvae_update(averaged, [0]) == {
+        "common": {"rate_target": pinned, "weight_average": 0.95},
+        "seeds": [0],
+    }
     assert parse_set(["penalty_from=0.0", "rule=log_ratio"]) == {
         "penalty_from": 0.0,
         "rule": "log_ratio",

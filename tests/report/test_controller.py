@@ -44,7 +44,7 @@ def test_the_end_state_reads_the_last_values_and_the_closing_quarter_of_kl_ema()
         # a range of 0.25 is more than twice 10% of C = 1
         (ControllerEnd(0.05, 1.0, 0.85, 1.1), "unsettled"),
         (ControllerEnd(0.05, 1.15, 1.1, 1.2), "drifting"),
-        (ControllerEnd(0.05, 1.05, 0.95, 1.15), "test_split"),
+        (ControllerEnd(0.05, 1.05, 0.95, 1.15), "saved_weights"),
     ],
 )
 def test_each_cause_is_the_first_that_holds(end: ControllerEnd, cause: str) -> None:
@@ -53,7 +53,7 @@ def test_each_cause_is_the_first_that_holds(end: ControllerEnd, cause: str) -> N
 
 def test_the_settling_range_scales_with_the_target() -> None:
     end = ControllerEnd(0.05, 2.0, 1.85, 2.2)  # spans 0.35 < 2 · 10% of C = 2, > 2 · 10% of 1
-    assert miss_cause(end, 2.0, *BOUNDS, TOLERANCE) == "test_split"
+    assert miss_cause(end, 2.0, *BOUNDS, TOLERANCE) == "saved_weights"
     assert miss_cause(ControllerEnd(0.05, 1.0, 0.85, 1.2), 1.0, *BOUNDS, TOLERANCE) == "unsettled"
 
 
@@ -62,15 +62,17 @@ def test_cause_sentences_fill_in_the_bounds_and_the_tolerance() -> None:
     assert "beta_max = 10" in cause_sentence("beta_ceiling", BOUNDS, TOLERANCE)
     unsettled = cause_sentence("unsettled", BOUNDS, TOLERANCE)
     assert "more than 20% of C over the last 25% of training" in unsettled
-    assert "within 10% of C" in cause_sentence("test_split", BOUNDS, TOLERANCE)
+    assert "within 10% of C" in cause_sentence("saved_weights", BOUNDS, TOLERANCE)
     assert all("{" not in cause_sentence(c, BOUNDS, TOLERANCE) for c in CAUSES)
 
 
 def test_flagged_runs_group_by_cause_in_the_order_causes_are_tried() -> None:
-    flagged = pd.DataFrame({"cause": ["test_split", "beta_floor", "test_split"], "seed": [0, 1, 2]})
+    flagged = pd.DataFrame(
+        {"cause": ["saved_weights", "beta_floor", "saved_weights"], "seed": [0, 1, 2]}
+    )
     groups = by_cause(flagged)
-    assert list(groups) == ["beta_floor", "test_split"]
-    assert groups["test_split"]["seed"].tolist() == [0, 2]
+    assert list(groups) == ["beta_floor", "saved_weights"]
+    assert groups["saved_weights"]["seed"].tolist() == [0, 2]
 
 
 def test_a_missing_curve_names_the_file_and_the_stage_to_rerun(tmp_path: Path) -> None:

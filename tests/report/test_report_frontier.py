@@ -143,7 +143,7 @@ def test_frontier_table_plot_and_rate_check() -> None:
     # only seed 2 of v is more than 10% off (+20%); +5% is within tolerance
     assert flagged[["variant", "seed"]].drop_duplicates().values.tolist() == [["v", 2]]
     assert flagged["relative_error"].to_numpy() == pytest.approx([0.2, 0.2])
-    assert flagged["cause"].tolist() == ["beta_floor", "test_split"]
+    assert flagged["cause"].tolist() == ["beta_floor", "saved_weights"]
     assert check.loc[~check["off"], "cause"].isna().all()
     row = check[(check["variant"] == "v") & (check["rate"] == 0.5) & (check["seed"] == 2)]
     assert row[["beta_end", "kl_ema_end", "kl_ema_low", "kl_ema_high"]].values.tolist() == [
