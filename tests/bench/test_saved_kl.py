@@ -29,7 +29,8 @@ def test_relative_gaps_are_mean_absolute_differences_over_the_target() -> None:
 
 
 def test_the_results_name_each_run_and_both_gaps() -> None:
-    text = markdown(table(), "python -m bench.saved_kl R", 100)
+    text = markdown(table(), "python -m bench.saved_kl R", 100, "the synthetic world")
     assert "| a seed 0 | 0.25 | 0.200 | 0.200 | 0.190 | 0.250 | saved_weights |" in text
     assert "/ C: 0.030; mean |kl_ema_end − saved test| / C: 0.140." in text
-    assert "first 100 training and 100 test examples" in text
+    assert "100 training and 100 test examples drawn at random" in text
+    assert "REPO: a completed run on the synthetic world." in text
