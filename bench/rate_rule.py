@@ -208,7 +208,8 @@ def main() -> None:
     command += "" if args.out == RESULTS else f" --out {args.out}"
     settings = {"REPO's runs": mine, "the other runs": theirs}
     where = [*machine()] + [
-        f"- {name}: `cvae.common.rate_target` = {values}" for name, values in settings.items()
+        f"- {name}: `cvae.common.rate_target` and `weight_average` = {values}"
+        for name, values in settings.items()
     ]
     args.out.write_text(markdown(rows + rows_other, command, where, timing))
     print(args.out.read_text())
