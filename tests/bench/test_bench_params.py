@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from bench.remedies import REMEDIES, best_weighting, study_params
-from bench.remedies import WORLDS as REMEDY_WORLDS
 from bench.workload import merge, raw_params
-from bench.worlds import CONFIRM, DESIGN, WORLDS, apply_settings
+from studies.remedies.remedies import REMEDIES, best_weighting, study_params
+from studies.remedies.remedies import WORLDS as REMEDY_WORLDS
+from studies.worlds.worlds import CONFIRM, DESIGN, WORLDS, apply_settings
 from zgain.params import parse_params
 from zgain.world.synthetic import World
 
@@ -78,7 +78,7 @@ def test_screening_only_keeps_the_first_base_and_a_confirming_tier_the_grid_list
 
 
 def test_each_world_of_the_worlds_study_is_valid_params_with_its_knobs() -> None:
-    """bench.worlds' `dvc exp run -S` settings on the default params: valid, the study's design,
+    """studies.worlds' `dvc exp run -S` settings on the default params: valid, the study's design,
     and each world's knobs reaching the world (docs/usage.md#several-worlds)."""
     for name, knobs in WORLDS.items():
         params = parse_params(apply_settings(raw_params(), (*DESIGN, *knobs)))
@@ -95,7 +95,7 @@ def test_each_world_of_the_worlds_study_is_valid_params_with_its_knobs() -> None
 def test_the_remedies_study_adds_each_remedy_against_token_mean_and_the_best_weighting(
     tmp_path: Path,
 ) -> None:
-    """bench.remedies' params per world: valid, every remedy confirmed beside token_mean and the
+    """studies.remedies' params per world: valid, every remedy confirmed beside token_mean and the
     world's best weighting, and each declared against that weighting."""
     for name, (settings, _report) in REMEDY_WORLDS.items():
         best = "token_sum"

@@ -1,4 +1,4 @@
-"""bench.plateau: the top group it reads and the rows it writes."""
+"""studies.plateau: the top group it reads and the rows it writes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bench.plateau import markdown, top_group
+from studies.plateau.plateau import markdown, top_group
 
 
 def test_the_top_group_and_headline_come_from_the_completed_report(tmp_path) -> None:
@@ -43,7 +43,7 @@ def test_each_steps_value_gets_its_plateau_call_and_cost_ratio() -> None:
             "seconds": 31.0,
         },
     ]
-    text = markdown(rows, ["a", "b"], 1.0, "python -m bench.plateau R")
+    text = markdown(rows, ["a", "b"], 1.0, "python -m studies.plateau.plateau R")
     assert "| 400 | 300–400 | +0.042 | no | 0.500 | 20.0 | 1.00 |" in text
     assert "| 600 | 450–600 | -0.004 | yes | 0.600 | 31.0 | 1.55 |" in text
     assert "The top group (a, b) at C = 1" in text

@@ -1,10 +1,10 @@
-"""bench/same_base.py: its comparison of per-rate tables, counts and headline ranking."""
+"""studies.same_base: its comparison of per-rate tables, counts and headline ranking."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.same_base import TODAY_BASE_OUT, count_table, counts, md5_at, ranking
+from studies.same_base.same_base import TODAY_BASE_OUT, count_table, counts, md5_at, ranking
 from zgain.cli.check import compare_tables
 
 HEADER = "variant,metric,mean,low,high,n,kind,source,adjusted_mean,adjusted_low,adjusted_high\n"

@@ -1,6 +1,6 @@
 """Compare the outputs of two pipeline runs: every number to a tolerance (default 1e-9).
 
-    python bench/compare_runs.py RUN_A RUN_B [--tol 1e-9]
+    python studies/reproducibility/compare_runs.py RUN_A RUN_B [--tol 1e-9]
 
 Walks Parquet tables (every numeric column, lists flattened), JSON (numbers leaf by leaf),
 CSV tables and checkpoints (every tensor of the state dict) present in both runs under data/,

@@ -1,8 +1,9 @@
 """Does an extended study reuse the default's runs byte for byte?
 
-    python -m bench.nesting snapshot REPO > default.json
+    python -m studies.nesting.nesting snapshot REPO > default.json
     (extend REPO: e.g. dvc exp run -S 'base.seeds=[…]' -S 'cvae.confirm.bases=[…]')
-    python -m bench.nesting compare REPO default.json --out reports/examples/NAME/nesting.json
+    python -m studies.nesting.nesting compare REPO default.json \
+        --out reports/examples/NAME/nesting.json
 
 `snapshot` records the md5 of every run's examples.parquet under REPO's `paths.eval_dir`;
 `compare` records them again after the extension and writes, for every run present in both,

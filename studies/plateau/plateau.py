@@ -1,16 +1,17 @@
 """Longer training against the plateau rule: the top group's last-quarter move at more steps.
 
-    python -m bench.plateau REPO [--steps 400 600 800] [--seeds 0 1]
+    python -m studies.plateau.plateau REPO [--steps 400 600 800] [--seeds 0 1]
 
 REPO holds a completed default run. The top group of its report (`members` of the top-group row
 of REPO's reports/tables/plateau.csv) is trained and evaluated again at the headline rate alone,
 once per steps value (`cvae.common.steps`; the penalty starts at the same share of the steps),
 on REPO's upstream outputs (world, screening base, surprisal, normalizer) with this checkout's
-params otherwise, in a scratch folder (never in REPO). bench/plateau-results.md (generated) gives
-per steps value the report's plateau rule (zgain.report.plateau: the top group's mean validation
-I^θ over the last quarter, as capture), the top group's mean test capture at the end, and the
-seconds one (variant, seed) group took to train and evaluate here, with its ratio to the first
-steps value's: the cost of a longer study's CVAE stages against the default's.
+params otherwise, in a scratch folder (never in REPO). studies/plateau/plateau-results.md
+(generated) gives per steps value the report's plateau rule (zgain.report.plateau: the top
+group's mean validation I^θ over the last quarter, as capture), the top group's mean test
+capture at the end, and the seconds one (variant, seed) group took to train and evaluate here,
+with its ratio to the first steps value's: the cost of a longer study's CVAE stages against the
+default's.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def main() -> None:
             update = {"seeds": args.seeds, "rates": [rate], "common": {"steps": steps}}
             params = on_completed_run(repo, Path(scratch), update)
             rows.append(measure(params, variants, args.seeds, rate))
-    command = "python -m bench.plateau REPO --steps " + " ".join(map(str, args.steps))
+    command = "python -m studies.plateau.plateau REPO --steps " + " ".join(map(str, args.steps))
     command += " --seeds " + " ".join(map(str, args.seeds))
     command += "" if args.out == RESULTS else f" --out {args.out}"
     args.out.write_text(markdown(rows, variants, rate, command))

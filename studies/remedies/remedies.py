@@ -2,7 +2,7 @@
 embedding-only z injection over token_mean, at the same target rate and replicates as the
 weightings, on the default world and on the world where the weightings differ most.
 
-    python -m bench.remedies REPO [--worlds default decoys]
+    python -m studies.remedies.remedies REPO [--worlds default decoys]
 
 REPO is a clone with a completed default run (`make repro`). Each world of WORLDS is one
 `dvc exp run` in REPO: its params.yaml gains the REMEDIES variants (docs/method.md#remedies),
@@ -11,10 +11,10 @@ bases at C = 1.0 in the world's committed report, read by best_weighting) and th
 report.pairs sets each remedy against that weighting, so the report's one rule gives each
 remedy's verdict against token_mean and against the weighting, over bases. The default world
 keeps the default design (5 bases: its runs are reused); `decoys` takes the worlds study's
-design and knobs (bench/worlds.py). Each report and params.yaml is kept in OUT/<world>/, its
-wall time recorded in bench/wall-times.json (`dvc exp run remedies <world>`), and REPO's
-params.yaml and dvc.lock are restored before the next. Last, `zgain worlds-report` lays the
-verdicts of the worlds side by side in OUT.
+design and knobs (studies/worlds/worlds.py). Each report and params.yaml is kept in
+OUT/<world>/, its wall time recorded in bench/wall-times.json (`dvc exp run remedies <world>`),
+and REPO's params.yaml and dvc.lock are restored before the next. Last, `zgain worlds-report`
+lays the verdicts of the worlds side by side in OUT.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from bench import worlds
+from studies.worlds import worlds
 
 OVER = {"mean": 1.0}  # every remedy is added over token_mean's weights
 REMEDIES = {
@@ -81,7 +81,7 @@ def run_world(repo: Path, name: str, settings: tuple[str, ...], best: str) -> fl
         ["-n", f"remedies-{name}"],
         f"remedies/{name}",
         f"dvc exp run remedies {name}",
-        f"python -m bench.remedies REPO --worlds {name}",
+        f"python -m studies.remedies.remedies REPO --worlds {name}",
         f"dvc exp run in a clone with the default run done, params.yaml as kept in {OUT / name}/",
     )
 

@@ -2,7 +2,7 @@
 ablation over bases on worlds that move where the strategy information and the decoys sit, and
 on the default world under a weaker base (mismatch).
 
-    python -m bench.worlds REPO
+    python -m studies.worlds.worlds REPO
 
 REPO is a clone with a completed default run (`make repro`): its report is the `default` world.
 Each other world of WORLDS is then one `dvc exp run` in REPO with the world's knobs
