@@ -110,7 +110,14 @@ class Workload:
         stats = example_stats(self.surprisal.numpy(), self.batch.mask.numpy())
         normalizer = mean_surprisal(pa.array(stats["surprisal_mean"]))
         cvae = self.params.cvae
-        return Objective(cvae.common, cvae.variant(variant), normalizer, cvae.rates[0])
+        return Objective.on_split(
+            cvae.common,
+            cvae.variant(variant),
+            normalizer,
+            cvae.rates[0],
+            self.surprisal,
+            self.batch.mask,
+        )
 
 
 def workload(params: Params, n: int, seed: int = 0) -> Workload:

@@ -45,12 +45,15 @@ def train_runs(
         base_paths, [train_split, val_split], frames.n_targets
     )
     base = load_base(base_paths.base_model)
+    train_surprisal = torch.from_numpy(train_frozen.surprisal)
     objectives = [
-        Objective(
+        Objective.on_split(
             common,
             params.cvae.variant(run.variant),
             train_frozen.normalizer.mean_surprisal,
             run.rate,
+            train_surprisal,
+            train.mask,
         )
         for run in runs
     ]
@@ -65,7 +68,7 @@ def train_runs(
         lasts = fit_group(
             list(zip(models, objectives, logs, strict=True)),
             train,
-            torch.from_numpy(train_frozen.surprisal),
+            train_surprisal,
             monitor,
             monitor_base,
             seed=seed,
@@ -74,10 +77,12 @@ def train_runs(
         )
         for live in lives:
             live.summary["environment"] = environment.as_dict()
-    for run, model, last in zip(runs, models, lasts, strict=True):
+    for run, model, objective, last in zip(runs, models, objectives, lasts, strict=True):
         extra = {
             "variant": run.variant,
             "rate": run.rate,
+            # R₀: the variant's reconstruction on the frozen base, which divides R in training
+            "recon_scale": objective.scale,
             # the KL the run was trained toward; None under a fixed β schedule (no target)
             KL_TARGET_KEY: run.target_rate if common.beta_schedule == "rate_target" else None,
             "seed": run.seed,

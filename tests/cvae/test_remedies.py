@@ -77,7 +77,7 @@ def _member(variant: str, seed: int = 0) -> tuple[Member, Objective]:
     config = resolved.model.model_dump() | {"encoder_d_model": 8, "encoder_heads": 2}
     torch.manual_seed(seed)
     model = CVAE(make_small_base(seed), CVAEConfig(**config))
-    objective = Objective(params.cvae.common, resolved, normalizer=2.0, rate=1.0)
+    objective = Objective(params.cvae.common, resolved, normalizer=2.0, rate=1.0, scale=1.0)
     return Member(model, objective, lambda step, values: None, seed, torch.device("cpu")), objective
 
 

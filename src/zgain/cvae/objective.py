@@ -1,12 +1,15 @@
-"""The CVAE objective: R (the variant's weighted terms) + β(step)·KL_fb + λ_bow·BoW.
+"""The CVAE objective: R / R₀ (the variant's weighted terms over their value on the frozen base)
++ β(step)·KL_fb + λ_bow·BoW.
 
-docs/method.md#the-loss-and-kl-schedules. Tensors in, tensors out: every function is pure,
-keeps no state and reduces no earlier than its docstring says. All losses are costs (≥ 0, to
-minimise) in nats. Shapes: B examples, T positions, V vocabulary, D latent dimensions.
+docs/method.md#the-loss-and-kl-schedules and docs/method.md#scale-free-control. Tensors in,
+tensors out: every function is pure, keeps no state and reduces no earlier than its docstring
+says. All losses are costs (≥ 0, to minimise) in nats. Shapes: B examples, T positions,
+V vocabulary, D latent dimensions.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -53,7 +56,8 @@ class LossTerms:
     total = recon + beta·kl_fb + λ_bow·bow + γ·|kl − C|. kl is the raw batch-mean KL summed over
     dimensions, kl_fb its free-bits form (the one in total); bow is the batch-mean BoW NLL (None
     when the run has no BoW head, and then not logged); terms holds each registered term with a
-    positive λ, unweighted, logged as recon_<name>; recon is their λ-combination; the penalty
+    positive λ, unweighted, logged as recon_<name>; recon is their λ-combination divided by the
+    variant's scale R₀ (dimensionless, 1 at the entangled initialization); the penalty
     γ·|kl − C| (the rate target's, docs/method.md#rate-targeted-training) enters total alone.
     Terms a run does not weight are neither computed nor logged.
     """
@@ -98,6 +102,34 @@ def reconstruction(terms: Mapping[str, Tensor], weights: Mapping[str, float]) ->
     return total
 
 
+def reconstruction_scale(
+    surprisal: Tensor,
+    mask: Tensor,
+    *,
+    weights: Mapping[str, float],
+    normalizer: float,
+    eps: float,
+    unified: UnifiedParams | None = None,
+) -> float:
+    """R₀: the variant's reconstruction R with ℓ = b, i.e. its value on the frozen base (the
+    decoder's value at the entangled initialization) over the given rows, in float64, > 0.
+
+    surprisal (N, T) nats and mask (N, T) bool are a whole split (the train split in training).
+    Dividing R by R₀ makes a variant its weighting's shape: weights k·λ give the same R / R₀,
+    so every constant that meets the reconstruction (β, the controller, the penalty, free bits,
+    the BoW weight) meets every variant at one scale (docs/method.md#scale-free-control).
+    """
+    b = surprisal.detach().to(torch.float64)
+    batch = TermBatch(b, b, mask, normalizer, eps, unified or UnifiedParams())
+    terms = {name: fn(batch) for name, fn in TERMS.items() if weights.get(name, 0.0) > 0}
+    scale = float(reconstruction(terms, weights)) if terms else 0.0
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(
+            f"the reconstruction on the frozen base must be finite and > 0, got {scale}"
+        )
+    return scale
+
+
 def loss_terms(
     nll: Tensor,
     surprisal: Tensor,
@@ -106,6 +138,7 @@ def loss_terms(
     weights: Mapping[str, float],
     normalizer: float,
     eps: float,
+    scale: float = 1.0,
     kl_per_dim: Tensor,
     beta: float | Tensor,
     free_bits: float,
@@ -115,10 +148,11 @@ def loss_terms(
     penalty: float = 0.0,
     target: float = 0.0,
 ) -> LossTerms:
-    """The full loss R + β·KL_fb + λ_bow·mean(BoW) + γ·|KL − C| and its parts.
+    """The full loss R / R₀ + β·KL_fb + λ_bow·mean(BoW) + γ·|KL − C| and its parts.
 
     nll, surprisal (B, T) nats, mask (B, T) bool, kl_per_dim (B, D) nats, bow (B,) nats or None;
-    weights are the λ of the registered terms (`zgain.cvae.terms.TERMS`), beta the current β
+    weights are the λ of the registered terms (`zgain.cvae.terms.TERMS`), scale R₀ > 0 the
+    variant's reconstruction on the frozen base (`reconstruction_scale`), beta the current β
     (see `zgain.cvae.rate`; a 0-d tensor from the rate target, never read back here), unified
     the settings of the `unified` term; penalty γ and target C the rate target's exact penalty
     on the raw batch KL (docs/method.md#rate-targeted-training), skipped when γ = 0.
@@ -129,6 +163,8 @@ def loss_terms(
         raise ValueError(f"bow_weight must be >= 0, got {bow_weight}")
     if penalty < 0:
         raise ValueError(f"penalty must be >= 0, got {penalty}")
+    if not scale > 0:
+        raise ValueError(f"scale must be > 0, got {scale}")
     if bow is None and bow_weight != 0:
         raise ValueError(f"bow_weight is {bow_weight} but no bow loss was given")
     negative = sorted(name for name, value in weights.items() if value < 0)
@@ -136,7 +172,7 @@ def loss_terms(
         raise ValueError(f"weights must be >= 0, got {negative} < 0")
     batch = TermBatch(nll, surprisal, mask, normalizer, eps, unified or UnifiedParams())
     terms = {name: fn(batch) for name, fn in TERMS.items() if weights.get(name, 0.0) > 0}
-    recon = reconstruction(terms, weights)
+    recon = reconstruction(terms, weights) / scale
     kl = kl_per_dim.sum(dim=1).mean()
     kl_fb = free_bits_kl(kl_per_dim, free_bits)
     bow_mean = None if bow is None else bow.mean()
@@ -160,7 +196,8 @@ def weight_errors(variant: str, weights: Mapping[str, float]) -> list[str]:
 
 @dataclass(frozen=True)
 class Objective:
-    """Everything the loss needs besides the batch and β: the variant's λ and the normalizer.
+    """Everything the loss needs besides the batch and β: the variant's λ, the normalizer and
+    the variant's scale R₀ on the frozen base (`on_split` computes it from the train split).
 
     β comes from the run's schedule (`schedule()`), which the fit loop owns and updates: the
     objective itself is frozen and keeps no state.
@@ -170,11 +207,39 @@ class Objective:
     variant: ResolvedVariant
     normalizer: float  # N = E[b] over the train split
     rate: float  # target KL C of a rate_target schedule (nats per example)
+    scale: float  # R₀: the variant's R on the frozen base over the train split
 
     def __post_init__(self) -> None:
         lines = weight_errors(self.variant.name, self.variant.weights)
         if lines:
             raise ParamsError(*lines)
+        if not self.scale > 0:
+            raise ValueError(f"scale must be > 0, got {self.scale}")
+
+    @classmethod
+    def on_split(
+        cls,
+        common: CommonCVAEParams,
+        variant: ResolvedVariant,
+        normalizer: float,
+        rate: float,
+        surprisal: Tensor,
+        mask: Tensor,
+    ) -> Objective:
+        """The objective whose scale R₀ is `variant`'s reconstruction on the frozen base over
+        the split of `surprisal` (N, T) and `mask` (N, T): the train split in training."""
+        lines = weight_errors(variant.name, variant.weights)
+        if lines:
+            raise ParamsError(*lines)
+        scale = reconstruction_scale(
+            surprisal,
+            mask,
+            weights=variant.weights,
+            normalizer=normalizer,
+            eps=common.eps,
+            unified=variant.unified,
+        )
+        return cls(common, variant, normalizer, rate, scale)
 
     def schedule(self) -> BetaSchedule:
         """A fresh β schedule for one run of this objective (from the variant's β)."""
@@ -199,6 +264,7 @@ class Objective:
             weights=self.variant.weights,
             normalizer=self.normalizer,
             eps=self.common.eps,
+            scale=self.scale,
             kl_per_dim=kl_per_dim,
             beta=beta,
             free_bits=self.variant.free_bits,
