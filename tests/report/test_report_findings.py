@@ -14,7 +14,7 @@ from conftest import REPO_ROOT
 from report_fakes import build
 
 from zgain.params import load_params, parse_params
-from zgain.report.findings import rerun_command, world_sentence
+from zgain.report.findings import negative_information, rerun_command, world_sentence
 
 
 @pytest.fixture(scope="module")
@@ -118,3 +118,25 @@ def test_the_scope_sentence_names_the_world_knobs_that_are_set() -> None:
     assert "noise 0.02, a shared prefix of 2, decoy slots 0, 1 at noise 0.5, V = 16" in (
         world_sentence(moved, 2000)
     )
+
+
+def test_every_rate_is_said_per_variant_not_over_the_union() -> None:
+    """A variant negative at some of its rates only is given those rates; "every rate" is kept
+    for the variant negative at each rate it was trained at."""
+    rows = [
+        ("always", 0.5, -0.2),
+        ("always", 1.0, -0.1),
+        ("sometimes", 0.5, -0.3),
+        ("sometimes", 1.0, 0.04),
+        ("never", 0.5, 0.2),
+        ("never", 1.0, 0.3),
+    ]
+    frontier = pd.DataFrame(
+        [{"variant": v, "rate": r, "metric": "z_information", "mean": m} for v, r, m in rows]
+    )
+    by_position = pd.DataFrame(columns=["variant", "position", "mean"])
+    text = negative_information(frontier, by_position, 1.0, token_oracle=False)
+    assert text.startswith(
+        "always has negative I^θ (every rate); sometimes has negative I^θ (C = 0.5): "
+    )
+    assert "never" not in text

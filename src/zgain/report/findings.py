@@ -157,18 +157,24 @@ def net_gain_sentence(decompositions: Sequence[pd.DataFrame]) -> str:
 def negative_information(
     frontier: pd.DataFrame, by_position: pd.DataFrame, headline: float, token_oracle: bool
 ) -> str:
-    """One sentence: the variants with negative mean I^θ, at which rates, and where."""
-    z = frontier[(frontier["metric"] == "z_information") & (frontier["mean"] < 0)]
-    if z.empty:
+    """One sentence: the variants with negative mean I^θ, at which rates (per variant: "every
+    rate" only for a variant negative at each rate it was trained at), and where."""
+    z = frontier[frontier["metric"] == "z_information"]
+    negative = z[z["mean"] < 0]
+    if negative.empty:
         return ""
-    names = list(dict.fromkeys(z["variant"]))
-    found = sorted(set(z["rate"]))
-    every = len(found) == frontier["rate"].nunique()
-    rates = "every rate" if every else "C = " + ", ".join(rate_label(r) for r in found)
-    text = (
-        f"{listing(names)} {'has' if len(names) == 1 else 'have'} negative I^θ ({rates}): the "
-        "posterior z makes the decoder worse"
-    )
+    names = list(dict.fromkeys(negative["variant"]))
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        found = sorted(set(negative.loc[negative["variant"] == name, "rate"]))
+        every = len(found) == z.loc[z["variant"] == name, "rate"].nunique()
+        label = "every rate" if every else "C = " + ", ".join(rate_label(r) for r in found)
+        groups.setdefault(label, []).append(name)
+    clauses = [
+        f"{listing(members)} {'has' if len(members) == 1 else 'have'} negative I^θ ({label})"
+        for label, members in groups.items()
+    ]
+    text = "; ".join(clauses) + ": the posterior z makes the decoder worse"
     mine = by_position[by_position["variant"].isin(names) & (by_position["mean"] < 0)]
     if not mine.empty and token_oracle:
         positions = sorted(set(mine["position"]))
