@@ -232,7 +232,11 @@ def test_findings_say_what_holds_over_bases(built) -> None:
     symbol = {"better": "▲", "worse": "▼", "equivalent": "≈", "undetermined": "?"}
     cell = f"| {mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}] {symbol[ours['verdict']]} |"
     assert cell in rows["example_inverse − token_mean"]
-    sigmas = f"| {ours['sigma_b']:.3f}, {ours['sigma_w']:.3f} |"
+    sigma_b = "0" if ours["sigma_b"] == 0 else f"{ours['sigma_b']:.3f}"
+    sigmas = (
+        f"| {sigma_b} (≤ {ours['sigma_b_upper']:.3f}), "
+        f"{ours['sigma_w']:.3f} (≤ {ours['sigma_w_upper']:.3f}) |"
+    )
     assert rows["example_inverse − token_mean"].endswith(sigmas)
     # the rule names both Holm families: the screening one and the one over bases
     family = table.groupby(["rate", "metric"]).size()

@@ -32,7 +32,7 @@ import typer
 import yaml
 from scipy.stats import t as student_t
 
-from zgain.report.statistics import t_quantile
+from zgain.report.statistics import half_width, t_quantile
 
 TABLES = "tables"
 RUNS_TABLE, VERDICTS_TABLE = "runs.csv", "verdicts.csv"
@@ -197,7 +197,7 @@ def null_outside_counts(
         n, n_f = members[0].n_committed, members[0].n_fresh
         committed = rng.standard_normal((draws, n, len(metrics))) @ root.T
         fresh = rng.standard_normal((draws, n_f, len(metrics))) @ root.T
-        half = t_quantile(confidence, n) * committed.std(axis=1, ddof=1) / math.sqrt(n)
+        half = half_width(committed.std(axis=1, ddof=1), n, confidence) / math.sqrt(n)
         gap = np.abs(fresh.mean(axis=1) - committed.mean(axis=1))
         counts += (gap > half).sum(axis=1)
     return counts

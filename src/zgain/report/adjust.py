@@ -29,7 +29,7 @@ import pandas as pd
 from zgain.evaluate.schema import KL_TARGET_KEY
 from zgain.report.frontier import outside_tolerance
 from zgain.report.loading import EvalResults
-from zgain.report.statistics import Interval, finite_mean, t_quantile
+from zgain.report.statistics import Interval, finite_mean, half_width
 from zgain.report.tables import SEEDS
 
 ADJUSTED_METRICS = ("z_information", "capture", "marginal_gain")
@@ -167,7 +167,7 @@ def jackknife(
         return Interval.point(theta, n), math.nan
     replicates = np.array([float(estimate(adjusted.without_seed(j))) for j in used])
     se = math.sqrt((n - 1) / n * float(((replicates - replicates.mean()) ** 2).sum()))
-    half = t_quantile(confidence, n) * se
+    half = half_width(se, n, confidence)
     return Interval(theta, theta - half, theta + half, n), se
 
 

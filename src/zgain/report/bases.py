@@ -27,17 +27,16 @@ from zgain.evaluate.schema import KL_TARGET_KEY
 from zgain.params import Params
 from zgain.report.adjust import Adjusted, adjust_to_rate
 from zgain.report.commentary import fmt, fmt_stats
-from zgain.report.frontier import outside_tolerance
+from zgain.report.frontier import RATE_TOLERANCE, outside_tolerance
 from zgain.report.loading import EvalResults, load_results
 from zgain.report.markdown import frame_table, markdown_table
 from zgain.report.mismatch import MISMATCH_TABLE, base_mismatch, mismatch_rows, mismatch_table
 from zgain.report.procedure import (
-    ProcedureInterval,
     detectable_difference,
     procedure_interval,
 )
-from zgain.report.statistics import percent
-from zgain.report.verdicts import BETTER, EQUIVALENT, SYMBOL, UNDETERMINED, WORSE, family_verdicts
+from zgain.report.statistics import Evidence, decide, mean_se, percent
+from zgain.report.verdicts import BETTER, EQUIVALENT, SYMBOL, UNDETERMINED, WORSE
 
 PROCEDURE_TABLE = "procedure"
 BASES_TABLE = "bases"
@@ -55,8 +54,11 @@ PROCEDURE_COLUMNS = [
     "n",
     "replicates",
     "sigma_b",
+    "sigma_b_upper",
     "sigma_w",
+    "sigma_w_upper",
     "detectable",
+    "detectable_upper",
     "excluded",
     "tost_low",
     "tost_high",
@@ -153,10 +155,11 @@ def procedure_table(
 ) -> pd.DataFrame:
     """tables/procedure.csv: per comparison a − b, rate and metric, the mean over bases of the
     per-base mean difference with its t-interval over bases (n = bases), the replicates used,
-    σ_B and σ_W of the difference, the smallest |Δ| this design detects at 80% power, the
-    runs left out as off their target, and the verdict of the report's one rule over bases
-    (zgain.report.verdicts.family_verdicts: the per-base means as the n replicates, Holm over
-    the comparisons of one rate and metric, equivalence margin `deltas[metric]`)."""
+    σ_B and σ_W of the difference with their upper bounds at `confidence`, the smallest |Δ|
+    this design detects at 80% power at the estimated σ and at σ_B's bound (the spread of the
+    per-base means), the runs left out as off their target, and the verdict of the report's one
+    rule over bases (zgain.report.statistics.decide: the per-base means as the n replicates,
+    Holm over the comparisons of one rate and metric, equivalence margin `deltas[metric]`)."""
     rows = []
     rates = list(bases[0].results) if bases else []
     for rate in rates:
@@ -170,8 +173,12 @@ def procedure_table(
                     diffs.append(va.assign(value=va["value"] - vb["value"]))
                 result = procedure_interval(pd.concat(diffs, ignore_index=True), confidence)
                 family.append((a, b, result))
-            decided = family_verdicts([_mean_se(r) for _, _, r in family], deltas[metric])
-            for (a, b, result), rule in zip(family, decided, strict=True):
+            evidence = [
+                Evidence.of_se(*mean_se(np.array(list(r.per_base.values()))), confidence)
+                for _, _, r in family
+            ]
+            decided = decide(evidence, deltas[metric], confidence)
+            for (a, b, result), e, (p_holm, verdict) in zip(family, evidence, decided, strict=True):
                 parts = result.components
                 n = result.interval.n
                 k = result.n_replicates / n if n else math.nan
@@ -184,25 +191,28 @@ def procedure_table(
                         **result.interval.row(),
                         "replicates": result.n_replicates,
                         "sigma_b": parts.sigma_b,
+                        "sigma_b_upper": parts.sigma_b_upper,
                         "sigma_w": parts.sigma_w,
+                        "sigma_w_upper": parts.sigma_w_upper,
                         "detectable": detectable_difference(
                             parts.sigma_b, parts.sigma_w, n, k, confidence
                         )
                         if n >= 2
                         else math.nan,
+                        "detectable_upper": detectable_difference(
+                            parts.sigma_b_upper, 0.0, n, k, confidence
+                        )
+                        if n >= 2
+                        else math.nan,
                         "excluded": sum(base.n_off((a, b), rate) for base in bases),
-                        **rule,
+                        "tost_low": e.tost_low,
+                        "tost_high": e.tost_high,
+                        "p": e.p,
+                        "p_holm": p_holm,
+                        "verdict": verdict,
                     }
                 )
     return pd.DataFrame(rows, columns=PROCEDURE_COLUMNS)
-
-
-def _mean_se(result: ProcedureInterval) -> tuple[float, float, int]:
-    """(mean, SE, n) over the per-base means of one comparison (SE NaN with fewer than 2)."""
-    means = np.array(list(result.per_base.values()), dtype=np.float64)
-    n = means.size
-    se = float(means.std(ddof=1)) / math.sqrt(n) if n >= 2 else math.nan
-    return (float(means.mean()) if n else math.nan), se, n
 
 
 def procedure_tables(
@@ -282,10 +292,35 @@ def procedure_sentence(
         said.append(f"{head} on {METRIC_NAMES[metric]} ({tally})")
     capture = at[at["metric"] == PROCEDURE_METRICS[0]]
     detectable = fmt(float(capture["detectable"].median()))
+    bound = fmt(float(capture["detectable_upper"].median()))
     return (
         f"**Over bases** ({len(bases)}: {_replicates(bases)}), a − b at C = {rate!r}, "
         f"{percent(confidence)} t over bases, the rule's verdict: {'; '.join(said)}. Δ capture "
-        f"detectable at 80% power: {detectable} ([all](tables/{PROCEDURE_TABLE}.csv))."
+        f"detectable at 80% power: {detectable} at the estimated σ, {bound} at the upper bound "
+        f"on the spread of the per-base means ([all](tables/{PROCEDURE_TABLE}.csv))."
+    )
+
+
+NOT_SEPARABLE = "not separable"
+"""σ_B and σ_W with one seed per base: the design cannot tell them apart."""
+
+
+def sigma_cell(sigma: float, upper: float) -> str:
+    """`0.012 (≤ 0.041)`: a σ with its upper bound; a σ clipped at 0 as `0`, never 0.000."""
+    if not math.isfinite(sigma):
+        return fmt(sigma)
+    text = "0" if sigma == 0.0 else fmt(sigma)
+    return f"{text} (≤ {fmt(upper)})" if math.isfinite(upper) else text
+
+
+def sigma_cells(row: Mapping) -> tuple[str, str]:
+    """(σ_B, σ_W) cells of one comparison over bases; NOT_SEPARABLE with one seed per base (σ_W
+    undefined while σ_B is: bases ≥ 2)."""
+    if not math.isfinite(row["sigma_w"]) and math.isfinite(row["sigma_b"]):
+        return NOT_SEPARABLE, NOT_SEPARABLE
+    return (
+        sigma_cell(row["sigma_b"], row["sigma_b_upper"]),
+        sigma_cell(row["sigma_w"], row["sigma_w_upper"]),
     )
 
 
@@ -303,28 +338,41 @@ def procedure_findings_table(table: pd.DataFrame, rate: float) -> str:
             )
         key = (a, b, PROCEDURE_METRICS[0])
         r = at.loc[key] if key in at.index else None
-        sigmas = "n/a" if r is None else f"{fmt(r['sigma_b'])}, {fmt(r['sigma_w'])}"
+        pair = sigma_cells(r) if r is not None else ("n/a", "n/a")
+        separable = pair[0] != NOT_SEPARABLE
+        sigmas = ", ".join(pair) if separable else f"{NOT_SEPARABLE} (one seed per base)"
         rows.append([*cells, sigmas])
     header = ["a − b", *(f"Δ {METRIC_NAMES[m]}" for m in PROCEDURE_METRICS), "σ_B, σ_W"]
     return markdown_table(header, rows)
 
 
-def procedure_section(tables: Mapping[str, pd.DataFrame], number: int) -> list[str]:
+def procedure_section(
+    tables: Mapping[str, pd.DataFrame], number: int, confidence: float
+) -> list[str]:
     """The summary's section on the procedure: Table `number` (every comparison over bases,
     tables/procedure.csv) and Table `number + 1` (every base, tables/bases.csv)."""
     table, bases_frame = tables[PROCEDURE_TABLE], tables[BASES_TABLE]
-    shown = table.drop(columns=["replicates", "tost_low", "tost_high", "p"]).rename(
-        columns={"n": "bases", "detectable": "detectable at 80%"}
+    sigmas = [sigma_cells(row) for _, row in table.iterrows()]
+    hidden = ["replicates", "tost_low", "tost_high", "p", "sigma_b_upper", "sigma_w_upper"]
+    shown = (
+        table.assign(sigma_b=[b for b, _ in sigmas], sigma_w=[w for _, w in sigmas])
+        .drop(columns=hidden)
+        .rename(columns={"n": "bases", "detectable": "detectable at 80%"})
+        .rename(columns={"detectable_upper": "at σ bound"})
     )
+    level = percent(confidence)
     facts = bases_frame.assign(sha256=bases_frame["sha256"].str[:12])
     return [
         "## Over bases: claims about the procedure",
         "",
         f"*Table {number}. a − b per replicate (base, seed), moved to exactly C along the "
-        "screening base's frontier slope, runs >10% off C left out; mean of the per-base means "
-        "with a 95% t-interval over bases (b − 1 df); σ_B, σ_W by the method of moments; the "
-        "verdict by the report's one rule with the per-base means as replicates, Holm over each "
-        "rate and metric ([method](../docs/method.md#claims-about-the-procedure)).*",
+        f"screening base's frontier slope, runs >{RATE_TOLERANCE:.0%} off C left out; mean of "
+        f"the per-base means with a {level} t-interval over bases (b − 1 df); σ_B, σ_W by the "
+        f"method of moments, each with its one-sided {level} upper bound (≤; a σ_B clipped at "
+        f"0 shows as 0; {NOT_SEPARABLE}: one seed per base, σ_B and σ_W not told apart); "
+        "detectable at 80% at the estimated σ, and at σ_B's bound (the spread of the per-base "
+        "means); the verdict by the report's one rule with the per-base means as replicates, "
+        "Holm over each rate and metric ([method](../docs/method.md#claims-about-the-procedure)).*",
         "",
         frame_table(shown),
         "",

@@ -230,11 +230,13 @@ def summary_markdown(
         lines.append(render_table(spec, tables[STRATEGY_TABLE], n_seeds, header=str))
         number += 1
     if len(bases) > 1:  # one base: no claim over bases
-        lines += ["", *over_bases.procedure_section(tables, number)]
+        lines += ["", *over_bases.procedure_section(tables, number, confidence)]
         number += 2 if tables[MISMATCH_TABLE].empty else 3
     lines += [
         "",
-        *verdicts_section(tables[VERDICT_TABLE], coverage.verdict_metrics, method, number),
+        *verdicts_section(
+            tables[VERDICT_TABLE], coverage.verdict_metrics, method, number, confidence
+        ),
     ]
     lines += figure_section(figures, n_seeds, confidence, coverage)
     lines += ["## Glossary", "", SYMBOLS, "", *glossary_lines(glossary_names())]
@@ -297,6 +299,7 @@ def build_report(
         report.pairs,
         report.equivalence.model_dump(),
         coverage.verdict_metrics,
+        confidence,
     )
     rank = coverage.rank_metric
     tables[HALF_WIDTH_TABLE] = half_width_table(

@@ -23,20 +23,21 @@ from zgain.report.bases import (
 )
 from zgain.report.commentary import fmt
 from zgain.report.coverage import Coverage
+from zgain.report.frontier import RATE_TOLERANCE
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import markdown_table
 from zgain.report.plateau import PLATEAU_TABLE, plateau_sentence
 from zgain.report.sections import caption, listing, one_base
+from zgain.report.statistics import alpha_of, percent
 from zgain.report.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
 from zgain.report.verdicts import (
-    ALPHA,
     BETTER,
     EQUIVALENT,
-    LEGEND,
     MIN_SEEDS,
     SYMBOL,
     UNDETERMINED,
     WORSE,
+    legend,
 )
 
 VERDICT_TABLE, HALF_WIDTH_TABLE, ADJUSTMENT_TABLE = "verdicts", "half_widths", "adjustment"
@@ -273,7 +274,7 @@ def findings_lines(
     lines += [f"{held} {net}".strip()]
     if procedure:  # the claims about the procedure come before the screening tier's table
         lines += ["", procedure, "", procedure_findings_table(tables[PROCEDURE_TABLE], headline)]
-        lines += ["", f"*{LEGEND}; σ_B, σ_W of Δ capture.*"]
+        lines += ["", f"*{legend(report.confidence)}; σ_B, σ_W of Δ capture.*"]
     if procedure and not decided:
         lines += [
             "",
@@ -287,8 +288,9 @@ def findings_lines(
                 verdicts, tables[ADJUSTMENT_TABLE], headline, metrics, report.baseline_variant
             ),
             "",
-            f"*Δ = a − b at C = {rate_label(headline)} ({1 - ALPHA:.0%} interval); other rates as "
-            f"symbols ({NAMES[metrics[0]]}, {NAMES[metrics[1]]}). {LEGEND}.*",
+            f"*Δ = a − b at C = {rate_label(headline)} ({percent(report.confidence)} interval); "
+            f"other rates as symbols ({NAMES[metrics[0]]}, {NAMES[metrics[1]]}). "
+            f"{legend(report.confidence)}.*",
         ]
     lines += ["", rule_sentence(tables, verdicts, metrics, params, len(by_rate))]
     scope = world_sentence(params.data, results.split_value("n_examples"))
@@ -319,12 +321,13 @@ def rule_sentence(
         per_family = procedure.groupby(["rate", "metric"], sort=False).size()
         family += f" (over bases: the {int(per_family.max())} of one rate and metric)"
     excluded = int(tables[ADJUSTMENT_TABLE].query(f"metric == '{metrics[0]}'")["excluded"].sum())
+    alpha = alpha_of(report.confidence)
     deltas = ", ".join(f"{NAMES[m]} {fmt(getattr(report.equivalence, m), 2)}" for m in metrics)
     return (
         f"*{RULE_LINK}: each variant − {report.baseline_variant} (and `report.pairs`) at exactly "
-        f"C, jackknife intervals, {excluded} runs >10% off C left out; ≈ if the "
-        f"{1 - 2 * ALPHA:.0%} interval is inside ±δ ({deltas}), else ▲/▼ if Holm over "
-        f"{family} rejects at {ALPHA:.0%}.*"
+        f"C, jackknife intervals, {excluded} runs >{RATE_TOLERANCE:.0%} off C left out; ≈ if the "
+        f"{percent(1 - 2 * alpha)} interval is inside ±δ ({deltas}), else ▲/▼ if Holm over "
+        f"{family} rejects at {percent(alpha)}.*"
     )
 
 
@@ -373,7 +376,7 @@ def half_width_section(
 
 
 def verdicts_section(
-    verdicts: pd.DataFrame, metrics: Sequence[str], method: str, number: int
+    verdicts: pd.DataFrame, metrics: Sequence[str], method: str, number: int, confidence: float
 ) -> list[str]:
     """Tables `number`, `number + 1`: every declared comparison's verdict at every rate, one
     table per tested metric (the rule and family of the Findings; tables/verdicts.csv)."""
@@ -390,8 +393,9 @@ def verdicts_section(
         ]
         title = f"Δ {NAMES[metric]} (a − b) at each target rate"
         note = (
-            f"Rule of the Findings; {LEGEND} ({NEEDED}). Intervals: {1 - ALPHA:.0%}, jackknife. "
-            "The 90% TOST interval, p and Holm p of each cell are in tables/verdicts.csv."
+            f"Rule of the Findings; {legend(confidence)} ({NEEDED}). Intervals: "
+            f"{percent(confidence)}, jackknife. The {percent(1 - 2 * alpha_of(confidence))} TOST "
+            "interval, p and Holm p of each cell are in tables/verdicts.csv."
             if offset == 0
             else f"As Table {number}."
         )

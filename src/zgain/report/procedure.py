@@ -12,11 +12,19 @@ Seeds within a base are not independent replicates of the procedure and are neve
 Variance components (method of moments, unbalanced design):
     σ_W² = Σ_b (k_b − 1) s_b² / Σ_b (k_b − 1)       s_b² the within-base variance (ddof 1)
     σ_B² = max(0, var_b(ȳ_b) − (1/b) Σ_b σ_W²/k_b)   since E var_b(ȳ_b) = σ_B² + (1/b) Σ σ_W²/k_b
+A clipped σ_B of 0 says only that the bases spread no more than the seeds predict, so each σ
+comes with its one-sided upper confidence bound at the report's level c (normal model):
+    σ_W ≤ σ_W · √(df_W / χ²_{1−c, df_W})             df_W = Σ_b (k_b − 1), exact
+    σ_B ≤ s_ȳ · √((b − 1) / χ²_{1−c, b−1})           s_ȳ the sd of the b per-base means
+The second bounds √(σ_B² + σ_W²/k) (exact with k seeds on every base), hence σ_B: conservative,
+since it does not subtract the seeds' share. With one seed per base (df_W = 0) the design
+cannot tell σ_B from σ_W: σ_W is undefined and σ_B is the spread of the values, both together.
 
 Design: with b bases and k seeds each, SE = √(σ_B² + σ_W²/k) / √b; the smallest |Δ| that the
 two-sided t-test at level 1 − c detects with probability p solves the noncentral-t power
-P(|T| > t_{(1+c)/2, b−1}), T ~ nct(b − 1, Δ/SE). For a budget b (c_B + k c_s), the variance of
-the grand mean is least at k* = √(c_B σ_W² / (c_s σ_B²)) seeds per base.
+P(|T| > t_{(1+c)/2, b−1}), T ~ nct(b − 1, Δ/SE) (`statistics.t_test_power`). For a budget
+b (c_B + k c_s), the variance of the grand mean is least at k* = √(c_B σ_W² / (c_s σ_B²)) seeds
+per base.
 """
 
 from __future__ import annotations
@@ -26,21 +34,32 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
-from scipy.stats import nct
 
-from zgain.report.statistics import Interval, t_interval, t_quantile
+from zgain.report.statistics import (
+    Interval,
+    detectable_noncentrality,
+    spread_upper_bound,
+    t_interval,
+)
 
 COLUMNS = ("base", "seed", "value")
 
 
 @dataclass(frozen=True)
 class VarianceComponents:
-    """σ_B, σ_W (units of the values) and the degrees of freedom of the pooled σ_W²."""
+    """σ_B, σ_W (units of the values), the degrees of freedom of the pooled σ_W², and each σ's
+    one-sided upper confidence bound (NaN where undefined)."""
 
     sigma_b: float
     sigma_w: float
     df_w: int
+    sigma_b_upper: float = math.nan
+    sigma_w_upper: float = math.nan
+
+    @property
+    def separable(self) -> bool:
+        """True when some base has ≥ 2 replicates, so σ_W (and σ_B apart from it) is estimable."""
+        return self.df_w > 0
 
 
 @dataclass(frozen=True)
@@ -62,8 +81,9 @@ def _finite(values: pd.DataFrame) -> pd.DataFrame:
     return values.loc[np.isfinite(value), list(COLUMNS)].astype({"value": np.float64})
 
 
-def variance_components(values: pd.DataFrame) -> VarianceComponents:
-    """σ_B and σ_W of `values` (one row per replicate, NaN values dropped), in value units.
+def variance_components(values: pd.DataFrame, confidence: float) -> VarianceComponents:
+    """σ_B and σ_W of `values` (one row per replicate, NaN values dropped), in value units, with
+    their one-sided upper bounds at level `confidence` (the module's formulas).
 
     σ_W pools the bases with ≥ 2 finite replicates (NaN when none); σ_B is NaN with fewer than 2
     bases and clipped at 0 when the per-base means spread less than σ_W alone predicts; a NaN
@@ -76,11 +96,13 @@ def variance_components(values: pd.DataFrame) -> VarianceComponents:
     pooled = k >= 2
     df_w = int((k[pooled] - 1).sum())
     var_w = float(((k[pooled] - 1) * variances[pooled]).sum() / df_w) if df_w else math.nan
+    w_upper = spread_upper_bound(math.sqrt(var_w), df_w + 1, confidence)
     if means.size < 2:
-        return VarianceComponents(math.nan, math.sqrt(var_w), df_w)
+        return VarianceComponents(math.nan, math.sqrt(var_w), df_w, math.nan, w_upper)
     expected_w = float(np.mean((0.0 if math.isnan(var_w) else var_w) / k))
     var_b = max(0.0, float(means.var(ddof=1)) - expected_w)
-    return VarianceComponents(math.sqrt(var_b), math.sqrt(var_w), df_w)
+    b_upper = spread_upper_bound(float(means.std(ddof=1)), means.size, confidence)
+    return VarianceComponents(math.sqrt(var_b), math.sqrt(var_w), df_w, b_upper, w_upper)
 
 
 def procedure_interval(values: pd.DataFrame, confidence: float) -> ProcedureInterval:
@@ -93,22 +115,10 @@ def procedure_interval(values: pd.DataFrame, confidence: float) -> ProcedureInte
     per_base = {int(b): float(m) for b, m in finite.groupby("base")["value"].mean().items()}
     return ProcedureInterval(
         interval=t_interval(np.array(list(per_base.values()), dtype=np.float64), confidence),
-        components=variance_components(finite),
+        components=variance_components(finite, confidence),
         n_replicates=len(finite),
         per_base=per_base,
     )
-
-
-def t_test_power(noncentrality: float, n_bases: int, confidence: float) -> float:
-    """P(|T| > t_{(1+c)/2, b−1}) for T ~ nct(b − 1, noncentrality): the power of the two-sided
-    t-test over n_bases per-base means at level 1 − c when the true mean is noncentrality · SE.
-
-    The lower tail P(T < −t) is taken as P(T' > t), T' ~ nct(b − 1, −noncentrality) (the same
-    by symmetry): scipy's nct.cdf far in the lower tail can return NaN where nct.sf does not.
-    """
-    df = n_bases - 1
-    critical = t_quantile(confidence, n_bases)
-    return float(nct.sf(critical, df, noncentrality) + nct.sf(critical, df, -noncentrality))
 
 
 def detectable_difference(
@@ -132,16 +142,9 @@ def detectable_difference(
     if n_bases < 2 or math.isnan(sigma_b) or math.isnan(sigma_w):
         return math.nan
     se = math.sqrt(sigma_b**2 + sigma_w**2 / seeds_per_base) / math.sqrt(n_bases)
-    if se == 0.0 or power <= t_test_power(0.0, n_bases, confidence):
+    if se == 0.0:
         return 0.0
-
-    def shortfall(noncentrality: float) -> float:
-        return t_test_power(noncentrality, n_bases, confidence) - power
-
-    high = t_quantile(confidence, n_bases) + 1.0
-    while shortfall(high) < 0.0:
-        high *= 2.0
-    return float(brentq(shortfall, 0.0, high, xtol=1e-12, rtol=1e-12)) * se
+    return detectable_noncentrality(n_bases, confidence, power) * se
 
 
 def seeds_per_base(

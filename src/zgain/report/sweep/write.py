@@ -87,7 +87,12 @@ def _write(out, sweep, rows, report_runs, report_metrics, repo, baseline):
     no_comparison = None
     try:
         comparison = compare(
-            rows, report_runs, report_metrics, baseline=baseline, margins=margins(repo)
+            rows,
+            report_runs,
+            report_metrics,
+            baseline=baseline,
+            margins=margins(repo),
+            **level(repo),
         )
     except SweepError as err:
         if baseline is not None:  # a baseline asked for by name must exist
@@ -114,6 +119,14 @@ def margins(repo: str) -> dict[str, float]:
     params = yaml.safe_load((Path(repo) / "params.yaml").read_text()) or {}
     equivalence = params.get("report", {}).get("equivalence", {})
     return {m: float(equivalence[m]) for m in ("capture", "marginal_gain") if m in equivalence}
+
+
+def level(repo: str) -> dict[str, float]:
+    """{"confidence": report.confidence} of the repository's params.yaml (empty without one):
+    the level of the comparison's intervals, as in the report."""
+    params = yaml.safe_load((Path(repo) / "params.yaml").read_text()) or {}
+    confidence = params.get("report", {}).get("confidence")
+    return {} if confidence is None else {"confidence": float(confidence)}
 
 
 def shared_headline(rates: pd.Series) -> float | None:
