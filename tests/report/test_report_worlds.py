@@ -18,6 +18,7 @@ from zgain.report.worlds import (
     OPEN,
     World,
     agreement,
+    interval_level,
     verdicts_across,
     view_markdown,
     worlds_table,
@@ -139,3 +140,10 @@ def test_the_command_writes_the_view_and_names_a_missing_table(tmp_path: Path) -
     result = CliRunner().invoke(app, ["worlds-report", "--out", str(out), str(default)])
     assert result.exit_code == 2
     assert "needs at least 2 worlds, got 1" in result.output
+
+
+def test_the_cells_name_each_worlds_interval_level() -> None:
+    at = [(w, {**w.params, "report": {"confidence": 0.9}}) for w in (DEFAULT,)]
+    ninety = [World(w.name, p, w.procedure, w.positions, w.oracle_info) for w, p in at]
+    assert interval_level(ninety) == "90% interval"
+    assert interval_level([DEFAULT]) == "interval at each world's report.confidence"

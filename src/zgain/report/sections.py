@@ -19,7 +19,7 @@ from zgain.report.coverage import Coverage
 from zgain.report.frontier import RATE_TOLERANCE, TWIN_METRICS, off_target
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import markdown_table
-from zgain.report.statistics import method_label
+from zgain.report.statistics import method_label, percent
 from zgain.report.tables import SEEDS, TableSpec
 from zgain.report.verdicts import BETTER, EQUIVALENT, WORSE
 
@@ -288,7 +288,8 @@ def figure_section(
     lines = ["## Figures", ""]
     for number, name in enumerate(names, 1):
         interval = (
-            f"its 95% jackknife interval over {plural(n_seeds, 'seed')} per variant"
+            f"its {percent(confidence)} jackknife interval over {plural(n_seeds, 'seed')} "
+            "per variant"
             if n_seeds > 1
             else "no interval (one seed per variant)"
         )

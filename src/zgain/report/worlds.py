@@ -18,6 +18,7 @@ import pandas as pd
 
 from zgain.report.commentary import fmt
 from zgain.report.markdown import markdown_table
+from zgain.report.statistics import percent
 from zgain.report.verdicts import BETTER, UNDETERMINED, WORSE
 
 KNOBS = ("prefix", "decoy_positions", "decoy_noise")
@@ -177,7 +178,7 @@ def view_markdown(worlds: Sequence[World], across: pd.DataFrame, command: str) -
     lines += summary_sentences(across)
     for (rate, metric), group in across.groupby(["rate", "metric"], sort=True):
         header = f"## {metric} at C = {rate:g}"
-        lines += [header, "", "Each cell: verdict, a − b [95% interval].", ""]
+        lines += [header, "", f"Each cell: verdict, a − b [{interval_level(worlds)}].", ""]
         rows = []
         for (a, b), comparison in group.groupby(["a", "b"], sort=False):
             by_world = comparison.set_index("world")
@@ -187,6 +188,15 @@ def view_markdown(worlds: Sequence[World], across: pd.DataFrame, command: str) -
             )
         lines += [markdown_table(["comparison", *names, "across worlds"], rows), ""]
     return "\n".join(lines)
+
+
+def interval_level(worlds: Sequence[World]) -> str:
+    """The cells' interval, named by its level: each world's tables/procedure.csv is at that
+    world's report.confidence ("95% interval" when they share one)."""
+    levels = {w.params.get("report", {}).get("confidence") for w in worlds}
+    if len(levels) == 1 and None not in levels:
+        return f"{percent(float(levels.pop()))} interval"
+    return "interval at each world's report.confidence"
 
 
 def summary_sentences(across: pd.DataFrame) -> list[str]:

@@ -88,3 +88,12 @@ def test_tested_deltas_get_the_reports_verdict() -> None:
     assert a["p_holm"] == pytest.approx(min(1.0, 2 * a["p"]))  # family: 2 variants × capture
     assert a["p_holm"] > 0.05 and a["verdict"] == "undetermined"  # 2 × 0.057, 90% [0.04, 0.23]
     assert deltas.loc[("a", "kl"), "verdict"] == ""  # not a tested metric
+
+
+def test_the_caption_names_the_level_it_was_computed_at() -> None:
+    assert "with its 95% t-interval over the seeds" in comparison_markdown(build())
+    narrower = build(confidence=0.9)
+    assert "with its 90% t-interval over the seeds" in comparison_markdown(narrower)
+    row = narrower.deltas.set_index(["variant", "metric"]).loc[("a", "capture")]
+    half = stats.t.ppf(0.95, 2) * pd.Series([0.1, 0.2, 0.1]).std() / 3**0.5
+    assert row["high"] == pytest.approx(row["delta"] + half)
