@@ -126,6 +126,15 @@ def _adjust(
     return Adjusted(values, slopes, len(rates) > 1, raw, kls, excluded)
 
 
+def runs_off(results: EvalResults, variant: str) -> np.ndarray:
+    """(n,) True for each run of `variant` more than RATE_TOLERANCE off its target: the runs
+    every table at exactly C leaves out (none without targets, under a fixed β schedule)."""
+    kl = results.values(variant, "kl")
+    if KL_TARGET_KEY not in results.runs:
+        return np.zeros(kl.shape, bool)
+    return outside_tolerance(kl, results.values(variant, KL_TARGET_KEY))
+
+
 def adjust_results(
     by_rate: Mapping[float, EvalResults],
     metrics: Sequence[str] = ADJUSTED_METRICS,
@@ -140,9 +149,9 @@ def adjust_results(
     for variant in variants:
         for rate in rates:
             kl = by_rate[rate].values(variant, "kl")
-            off = np.zeros(kl.shape, bool)
-            if exclude_off_target and KL_TARGET_KEY in by_rate[rate].runs:
-                off = outside_tolerance(kl, by_rate[rate].values(variant, KL_TARGET_KEY))
+            off = (
+                runs_off(by_rate[rate], variant) if exclude_off_target else np.zeros(kl.shape, bool)
+            )
             excluded[(variant, rate)] = off
             kls[(variant, rate)] = np.where(off, math.nan, kl)
             for metric in metrics:

@@ -23,11 +23,10 @@ import pandas as pd
 
 from zgain.core.errors import DataError
 from zgain.core.io import read_json
-from zgain.evaluate.schema import KL_TARGET_KEY
 from zgain.params import Params
-from zgain.report.adjust import Adjusted, adjust_to_rate
+from zgain.report.adjust import Adjusted, adjust_to_rate, runs_off
 from zgain.report.commentary import fmt, fmt_stats
-from zgain.report.frontier import RATE_TOLERANCE, outside_tolerance
+from zgain.report.frontier import RATE_TOLERANCE
 from zgain.report.loading import EvalResults, load_results
 from zgain.report.markdown import frame_table, markdown_table
 from zgain.report.mismatch import MISMATCH_TABLE, base_mismatch, mismatch_rows, mismatch_table
@@ -85,19 +84,12 @@ class BaseRuns:
         """(base, seed, value): the replicates' `metric` moved to exactly `rate` along `slope`
         (NaN for a run off its target)."""
         at = self.results[rate]
-        kl = at.values(variant, "kl")
-        off = outside_tolerance(kl, at.values(variant, KL_TARGET_KEY))
-        moved = adjust_to_rate(at.values(variant, metric), kl, rate, slope)
-        return pd.DataFrame(
-            {"base": self.seed, "seed": list(at.seeds), "value": np.where(off, math.nan, moved)}
-        )
+        moved = adjust_to_rate(at.values(variant, metric), at.values(variant, "kl"), rate, slope)
+        value = np.where(runs_off(at, variant), math.nan, moved)
+        return pd.DataFrame({"base": self.seed, "seed": list(at.seeds), "value": value})
 
     def n_off(self, variants: Sequence[str], rate: float) -> int:
-        at = self.results[rate]
-        return sum(
-            int(outside_tolerance(at.values(v, "kl"), at.values(v, KL_TARGET_KEY)).sum())
-            for v in variants
-        )
+        return sum(int(runs_off(self.results[rate], v).sum()) for v in variants)
 
 
 def base_facts(meta_path: str | Path, base: int) -> tuple[str, float]:
