@@ -1,5 +1,5 @@
 # Entry points: `make repro` (run the DAG), `make test` (run the suite) and `make bench`
-# (the benchmarks, writing bench/results.md; BENCH_DAG_REPO=path times a completed default run).
+# (the benchmarks, writing bench/run_all-MACHINE.md; BENCH_DAG_REPO=path times a completed default run).
 # Each creates .venv and install requirements.lock, skipping the install while the
 # lock file is unchanged since the last one (.venv/.installed is newer than it).
 PYTHON ?= python3.11

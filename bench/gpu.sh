@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The prepared GPU check (≤ 8 minutes on a CUDA machine): install, run the tiny DAG on the GPU,
-# time one default-size group, count host syncs per train step, write bench/gpu-results.md
+# time one default-size group, count host syncs per train step, write bench/gpu_check-MACHINE.md
 # (device, runs per hour, ms per step, host syncs per step, utilization from nvidia-smi).
 #   bash bench/gpu.sh
 # PYTHON (default python3.11) creates the check's own environment .venv-gpu from
@@ -8,7 +8,6 @@
 # already import torch with CUDA and zgain, e.g. PYTHON=.venv/bin/python (docs/scale.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=bench/gpu-results.md
 PYTHON=${PYTHON:-python3.11}
 if ! command -v "$PYTHON" >/dev/null 2>&1; then
   echo "bench/gpu.sh: no interpreter '$PYTHON' (set PYTHON to a Python 3.11 or later)" >&2
@@ -49,6 +48,8 @@ try:
 except ImportError:
     sys.exit(f"bench/gpu.sh: {sys.executable} cannot import zgain (pip install --no-deps -e .)")
 PY
+# bench/gpu_check-MACHINE.md, MACHINE the GPU's model (bench.timing.results_path)
+OUT=$("$py" -c 'from bench.timing import results_path; print(results_path("gpu_check"))')
 
 if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader -l 1 \

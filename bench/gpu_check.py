@@ -1,6 +1,6 @@
 """The GPU check `bench/gpu.sh` runs: the tiny DAG on CUDA, one default-size group, host syncs.
 
-    python -m bench.gpu_check --out bench/gpu-results.md
+    python -m bench.gpu_check [--out PATH]   (default: bench/gpu_check-MACHINE.md)
 
 1. The tiny profile's stages, in this process, on the GPU (the DAG's code paths on CUDA).
 2. One default-size group (every target rate of one variant and seed) as whole stage
@@ -16,6 +16,8 @@ import os
 os.environ.setdefault("TQDM_DISABLE", "1")
 
 import argparse  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
@@ -26,8 +28,7 @@ import yaml  # noqa: E402
 
 from bench import workload as wl  # noqa: E402
 from bench.bench_memory import prepare  # noqa: E402
-from bench.study_levers import stage  # noqa: E402
-from bench.timing import machine  # noqa: E402
+from bench.timing import machine, results_path  # noqa: E402
 from zgain.cvae.fit import fit_cvae  # noqa: E402
 
 SYNC_STEPS = 50
@@ -61,6 +62,18 @@ def tiny_dag(root: Path, device: str = "cuda") -> float:
         evaluate.run(params, base, variant, seed, device=device)
     report.run(params)
     return time.perf_counter() - start
+
+
+def stage(root: Path, module: str, threads: int) -> None:
+    """Run stage `module` for the screening group (workload.VARIANT, seed 0) in `root` as its own
+    process, as `dvc repro` would."""
+    env = {**os.environ, "PYTHONPATH": str(wl.REPO_ROOT), "ZGAIN_THREADS": str(threads)}
+    # alter_sys: the stage is __main__ in sys.modules, so its forked members can find its task
+    main = f"import runpy; runpy.run_module('stages.{module}', run_name='__main__', alter_sys=True)"
+    args = [sys.executable, "-c", main, *wl.group_args(root)]
+    done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{module} in {root} failed: {done.stderr[-2000:]}")
 
 
 def group_seconds(raw: dict, root: Path) -> dict[str, float]:
@@ -101,10 +114,11 @@ def syncs_per_step(raw: dict) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, default=None, help="bench/gpu_check-MACHINE.md")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("bench.gpu_check needs a CUDA device")
+    args.out = args.out or results_path("gpu_check")
     raw = wl.raw_params()
     with tempfile.TemporaryDirectory() as tmp:
         tiny = tiny_dag(Path(tmp) / "tiny")

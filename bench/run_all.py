@@ -1,6 +1,9 @@
-"""Run every benchmark and write bench/results.md (generated: do not edit by hand).
+"""Run every benchmark and write bench/run_all-MACHINE.md (generated: do not edit by hand).
 
-    python -m bench.run_all [--dag-repo PATH] [--out bench/results.md]
+    python -m bench.run_all [--dag-repo PATH] [--out PATH] [--only 5]
+
+MACHINE names where it ran (`bench.timing.results_path`: cpu2 for 2 CPUs, the GPU's model on
+a GPU), so each machine keeps its own file.
 
 `make bench` runs this. Torch threads come from ZGAIN_THREADS (default: every available
 CPU), as in the stages; the stage processes of benchmark 5 inherit it. --dag-repo names a
@@ -25,11 +28,9 @@ import torch  # noqa: E402
 import yaml  # noqa: E402
 
 from bench import bench_dag, bench_evaluate, bench_memory, bench_scaling, bench_train  # noqa: E402
-from bench.timing import Section, machine  # noqa: E402
+from bench.timing import Section, machine, results_path  # noqa: E402
 from bench.workload import params_with, raw_params, workload  # noqa: E402
 from zgain.core.environment import resolve_threads  # noqa: E402
-
-HERE = Path(__file__).resolve().parent
 
 
 def header(seconds: float) -> str:
@@ -64,7 +65,7 @@ def dag_section(repo: Path | None, train_step: float, default_common) -> Section
 
 
 def replace_section(text: str, section: Section) -> str:
-    """results.md with the section of the same number replaced, and a line saying so."""
+    """The results file with the section of the same number replaced, and a line saying so."""
     number = section.title.split(".")[0]
     parts = text.split("\n## ")
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -78,11 +79,12 @@ def replace_section(text: str, section: Section) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dag-repo", type=Path, default=None)
-    parser.add_argument("--out", type=Path, default=HERE / "results.md")
+    parser.add_argument("--out", type=Path, default=None, help="default: bench/run_all-MACHINE.md")
     parser.add_argument(
         "--only", type=int, default=None, help="rerun benchmark 5 alone and replace its section"
     )
     args = parser.parse_args()
+    args.out = args.out or results_path("run_all")
     if args.only == 5:
         torch.set_num_threads(resolve_threads(None))
         section = bench_memory.measure(raw_params(), bench_memory.Sizes())[0]

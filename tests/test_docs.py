@@ -1,5 +1,6 @@
 """The docs the code cites exist: every `docs/<page>.md#anchor` names a heading of that page,
-and every relative link in the README, docs/ and reports/ points at a file that exists."""
+and every relative link in the README, docs/, reports/ and studies/ points at a file that
+exists."""
 
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ def test_every_relative_link_of_the_readme_docs_and_reports_resolves() -> None:
         REPO_ROOT / "README.md",
         *DOCS.glob("*.md"),
         *REPO_ROOT.joinpath("reports").rglob("*.md"),
+        *REPO_ROOT.joinpath("studies").rglob("*.md"),
     ]
     for page in pages:
         for target, anchor in LINK.findall(page.read_text()):

@@ -1,9 +1,8 @@
-"""The benches' params on the bases design: one base (the screening one) per bench project, a
-confirming tier cut to the grid the bench trains, and a base retrained in scratch."""
+"""The studies' params: the worlds and remedies studies' `dvc exp run` settings on the default
+params, and the one-base cut (workload.screening_only) a project trained outside the DAG takes."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -16,42 +15,6 @@ from studies.remedies.remedies import WORLDS as REMEDY_WORLDS
 from studies.worlds.worlds import CONFIRM, DESIGN, WORLDS, apply_settings
 from zgain.params import parse_params
 from zgain.world.synthetic import World
-
-
-def test_base_seeds_bench_retrains_upstream_in_scratch_and_pairs_the_variants(tmp_path) -> None:
-    from bench.base_seeds import base_params, summarize
-    from bench.steps_seeds import HEADLINE, RATES
-    from zgain.core.runs import Run
-
-    repo, scratch = tmp_path / "repo", tmp_path / "scratch"
-    params = base_params(repo, scratch, 7, [0, 1, 2])
-    assert params.base.seeds == (7,) and params.cvae.confirm.bases == ()
-    assert list(params.cvae.rates) == list(RATES)
-    assert params.paths.synthetic_dir == str(repo / "data/synthetic")  # REPO's world, read only
-    base = params.paths.base(7)
-    for path in (base.base_model, base.surprisal_dir, base.normalizer, base.base_live):
-        assert path.startswith(str(scratch)), path
-    for key in ("cvae_dir", "cvae_live", "eval_dir"):
-        assert getattr(params.paths, key).startswith(str(scratch)), key
-
-    # At every rate kl = C exactly, so no adjustment: capture is the raw value.
-    captures = {"token_mean": [0.5, 0.6, 0.7], "mean_tok": [0.6, 0.8, 0.7]}
-    for variant, values in captures.items():
-        for rate in RATES:
-            for seed, value in enumerate(values):
-                where = Run(variant, rate, seed, 7).eval_dir(params.paths.eval_dir)
-                where.mkdir(parents=True)
-                capture = value if rate == HEADLINE else value / 2
-                (where / "metrics.json").write_text(json.dumps({"kl": rate, "capture": capture}))
-    meta = Path(base.base_meta)
-    meta.parent.mkdir(parents=True)
-    meta.write_text(json.dumps({"metrics": {"test_excess_nats": 0.125}}))
-    row = summarize("seed 7", params, ["token_mean", "mean_tok"], [0, 1, 2])
-    assert row["test excess (nats/seq)"] == "0.1250"
-    # token_mean: mean 0.6, s = 0.1, half-width t_{0.975,2} · 0.1/√3 = 4.3027 · 0.05774 = 0.2484
-    assert row["token_mean capture"] == "+0.600 [+0.352, +0.848]"
-    # differences 0.1, 0.2, 0.0: mean 0.1, s = 0.1, the same half-width
-    assert row["mean_tok − token_mean"] == "+0.100 [-0.148, +0.348]"
 
 
 def test_screening_only_keeps_the_first_base_and_a_confirming_tier_the_grid_lists() -> None:
