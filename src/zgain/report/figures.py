@@ -157,8 +157,9 @@ def frontier_figure(
 
 
 def forest_figure(verdicts: pd.DataFrame, metric: str, label: str) -> Figure:
-    """One panel per target rate: each declared comparison's Δ `metric` (a − b) with its 95%
-    interval, coloured by its verdict, and the ±δ band of equivalence shaded."""
+    """One panel per target rate: each declared comparison's Δ `metric` (a − b) with its
+    interval (tables/verdicts.csv: at report.confidence), coloured by its verdict, and the ±δ
+    band of equivalence shaded."""
     rates = sorted(set(verdicts["rate"]))
     fig = Figure(figsize=(4.0 * len(rates) + 2.5, 0.32 * 12 + 1.8), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
