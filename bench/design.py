@@ -35,6 +35,7 @@ from zgain.params import Params, parse_params
 from zgain.report.bases import sigma_cell
 from zgain.report.markdown import markdown_table
 from zgain.report.procedure import detectable_difference, seeds_per_base
+from zgain.report.statistics import POWER, percent
 
 RESULTS = Path(__file__).with_name("design-results.md")
 SCRATCH_KEYS = ("bases_dir", "base_live", "surprisal_dir", "normalizer_dir", "cvae_dir")
@@ -190,8 +191,8 @@ def markdown(costs, sigmas, rows, k_star, command, minutes, where) -> str:
             "",
             "Stage minutes: the predicted sum of these costs over the design's stages (install, "
             "generate, DVC's start-up per stage and the report come on top). Detectable Δ: the "
-            "smallest difference a comparison over bases detects with 80% power at the level "
-            "of report.confidence "
+            f"smallest difference a comparison over bases detects with {percent(POWER)} power at "
+            "the level of report.confidence "
             "(t over bases, noncentral t), at the measured σ_B and σ_W; at σ bounds: the same "
             "at both upper bounds, what the design may need if the bases or seeds spread as "
             "much as the data allow.",

@@ -34,7 +34,7 @@ from zgain.report.procedure import (
     detectable_difference,
     procedure_interval,
 )
-from zgain.report.statistics import Evidence, decide, mean_se, percent
+from zgain.report.statistics import POWER, Evidence, decide, mean_se, percent
 from zgain.report.verdicts import BETTER, EQUIVALENT, SYMBOL, UNDETERMINED, WORSE
 
 PROCEDURE_TABLE = "procedure"
@@ -148,7 +148,7 @@ def procedure_table(
     """tables/procedure.csv: per comparison a − b, rate and metric, the mean over bases of the
     per-base mean difference with its t-interval over bases (n = bases), the replicates used,
     σ_B and σ_W of the difference with their upper bounds at `confidence`, the smallest |Δ|
-    this design detects at 80% power at the estimated σ and at σ_B's bound (the spread of the
+    this design detects at POWER at the estimated σ and at σ_B's bound (the spread of the
     per-base means), the runs left out as off their target, and the verdict of the report's one
     rule over bases (zgain.report.statistics.decide: the per-base means as the n replicates,
     Holm over the comparisons of one rate and metric, equivalence margin `deltas[metric]`)."""
@@ -288,8 +288,8 @@ def procedure_sentence(
     return (
         f"**Over bases** ({len(bases)}: {_replicates(bases)}), a − b at C = {rate!r}, "
         f"{percent(confidence)} t over bases, the rule's verdict: {'; '.join(said)}. Δ capture "
-        f"detectable at 80% power: {detectable} at the estimated σ, {bound} at the upper bound "
-        f"on the spread of the per-base means ([all](tables/{PROCEDURE_TABLE}.csv))."
+        f"detectable at {percent(POWER)} power: {detectable} at the estimated σ, {bound} at the "
+        f"upper bound on the spread of the per-base means ([all](tables/{PROCEDURE_TABLE}.csv))."
     )
 
 
@@ -349,7 +349,7 @@ def procedure_section(
     shown = (
         table.assign(sigma_b=[b for b, _ in sigmas], sigma_w=[w for _, w in sigmas])
         .drop(columns=hidden)
-        .rename(columns={"n": "bases", "detectable": "detectable at 80%"})
+        .rename(columns={"n": "bases", "detectable": f"detectable at {percent(POWER)}"})
         .rename(columns={"detectable_upper": "at σ bound"})
     )
     level = percent(confidence)
@@ -362,9 +362,10 @@ def procedure_section(
         f"the per-base means with a {level} t-interval over bases (b − 1 df); σ_B, σ_W by the "
         f"method of moments, each with its one-sided {level} upper bound (≤; a σ_B clipped at "
         f"0 shows as 0; {NOT_SEPARABLE}: one seed per base, σ_B and σ_W not told apart); "
-        "detectable at 80% at the estimated σ, and at σ_B's bound (the spread of the per-base "
-        "means); the verdict by the report's one rule with the per-base means as replicates, "
-        "Holm over each rate and metric ([method](../docs/method.md#claims-about-the-procedure)).*",
+        f"detectable at {percent(POWER)} at the estimated σ, and at σ_B's bound (the spread of "
+        "the per-base means); the verdict by the report's one rule with the per-base means as "
+        "replicates, Holm over each rate and metric "
+        "([method](../docs/method.md#claims-about-the-procedure)).*",
         "",
         frame_table(shown),
         "",

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from zgain.report.statistics import (
+    POWER,
     Interval,
     detectable_noncentrality,
     spread_upper_bound,
@@ -127,7 +128,7 @@ def detectable_difference(
     n_bases: int,
     seeds_per_base: float,
     confidence: float,
-    power: float = 0.8,
+    power: float = POWER,
 ) -> float:
     """Smallest |Δ| (value units) that the two-sided t-test over n_bases per-base means, each of
     seeds_per_base seeds, at level 1 − confidence detects with probability `power`.

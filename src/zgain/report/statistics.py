@@ -256,6 +256,7 @@ def decide(family: Sequence[Evidence], delta: float, confidence: float) -> list[
 # Power and sample size of the two-sided t-test
 
 SEEDS_CAP = 100  # sample-size searches stop here
+POWER = 0.8  # the power the sample-size and detectable-difference searches aim at
 
 
 def t_test_power(noncentrality: float, n: int, confidence: float) -> float:

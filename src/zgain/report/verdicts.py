@@ -32,6 +32,7 @@ from zgain.report.statistics import (
     BETTER,
     EQUIVALENT,
     MIN_SEEDS,
+    POWER,
     SEEDS_CAP,
     UNDETERMINED,
     WORSE,
@@ -48,7 +49,6 @@ from zgain.report.statistics import (
     t_test_power,
 )
 
-POWER = 0.8  # the power replicates_needed aims at
 SPREAD_UPPER = 0.8  # one-sided level of the upper confidence bound on the spread
 BASELINE_PAIR, DECLARED_PAIR = "baseline", "declared"
 VERDICT_COLUMNS = [
