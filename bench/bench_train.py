@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -145,7 +145,7 @@ def trainer(work: Workload, model: CVAE, steps: int, live_dir: Path, seed: int =
     """`fit_cvae` as the train_cvae stage calls it (dvclive logging, validation, checks)."""
     common = work.params.cvae.common.model_copy(update={"steps": steps})
     objective = work.objective()
-    objective = type(objective)(common, objective.variant, objective.normalizer, objective.rate)
+    objective = replace(objective, common=common)
     monitor_rows = slice(0, common.val_examples)
     monitor = select(work.batch, monitor_rows)
     monitor_base = work.surprisal[monitor_rows].double().sum(dim=1)
