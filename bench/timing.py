@@ -82,8 +82,12 @@ def machine() -> list[str]:
     """Lines describing where the figures were measured, and the commit they were measured on."""
     from bench.wall_time import short_hash
 
+    try:
+        commit = short_hash(cwd=HERE) or "unknown"
+    except OSError:  # no git here
+        commit = "unknown"
     return [
-        f"- commit: {short_hash(cwd=HERE) or 'unknown'}",
+        f"- commit: {commit}",
         f"- CPUs available: {len(os.sched_getaffinity(0))} (of {os.cpu_count()} on the machine)",
         f"- torch {torch.__version__}, {torch.get_num_threads()} intra-op threads",
         f"- Python {platform.python_version()}, {platform.machine()}",
