@@ -1,9 +1,10 @@
 """The procedure over bases (zgain.report.bases) against hand computations.
 
-A study of three bases: base 0 screens (report_fakes' numbers, seeds 0, 1, 2, two rates) and
-bases 1 and 2 confirm (CONFIRMING below: seeds 0, 1 at the headline rate C = 2.5). Each
+A study of four bases: base 0 screens (report_fakes' numbers, seeds 0, 1, 2, two rates) and
+bases 1, 2 and 3 confirm (CONFIRMING below: seeds 0, 1 at the headline rate C = 2.5). Each
 replicate's capture is moved to exactly C along the screening base's frontier slope, a run more
 than 10% off C is left out, and a comparison's interval is over the per-base mean differences
+of the confirming bases: the screening base chose the contested group and is no replicate
 (docs/method.md#claims-about-the-procedure).
 """
 
@@ -34,7 +35,7 @@ from zgain.core.runs import Run
 from zgain.params import Params
 from zgain.report.bases import base_facts, load_bases
 
-BASES = (0, 1, 2)
+BASES = (0, 1, 2, 3)
 CONFIRM_SEEDS = (0, 1)
 # the confirming runs at C = 2.5: (capture, achieved kl) of seeds 0 and 1, per (base, variant)
 CONFIRMING = {
@@ -44,6 +45,9 @@ CONFIRMING = {
     (2, "token_mean"): ((0.25, 2.5), (0.27, 2.5)),
     (2, "token_sum"): ((0.05, 2.5), (0.07, 2.5)),
     (2, "example_inverse"): ((0.55, 2.5), (0.99, 3.0)),  # seed 1: +20% off C, left out
+    (3, "token_mean"): ((0.28, 2.5), (0.30, 2.5)),
+    (3, "token_sum"): ((0.08, 2.5), (0.10, 2.5)),
+    (3, "example_inverse"): ((0.62, 2.5), (0.64, 2.5)),
 }
 # the screening base's runs at C = 2.5 (report_fakes: capture = z_information / 10, KL)
 SCREENING_RUNS = {
@@ -114,21 +118,24 @@ def per_base_differences() -> list[float]:
         ]
     )
     base2 = at_c(0.55, 2.5, "example_inverse") - at_c(0.25, 2.5, "token_mean")
-    return [float(base0), float(base1), float(base2)]
+    base3 = np.mean([0.62 - 0.28, 0.64 - 0.30])
+    return [float(base0), float(base1), float(base2), float(base3)]
 
 
 def test_the_procedure_mean_is_the_mean_of_the_per_base_mean_differences(built) -> None:
     _, reports = built
     cell = row(procedure(reports), "example_inverse", "token_mean")
     per_base = per_base_differences()
-    # base 0's adjustments cancel in its mean: 0.6167 − 0.2; then (0.3 + 0.3872) / 2; then 0.3
-    assert per_base == pytest.approx([0.416667, 0.343611, 0.3], abs=1e-6)
-    mean = sum(per_base) / 3
-    half = stats.t.ppf(0.975, 2) * np.std(per_base, ddof=1) / math.sqrt(3)
+    # base 0's adjustments cancel in its mean: 0.6167 − 0.2; then (0.3 + 0.3872) / 2; 0.3; 0.34
+    assert per_base == pytest.approx([0.416667, 0.343611, 0.3, 0.34], abs=1e-6)
+    # the screening base 0 chose the contested group: the claims rest on bases 1, 2 and 3
+    replicates = per_base[1:]
+    mean = sum(replicates) / 3
+    half = stats.t.ppf(0.975, 2) * np.std(replicates, ddof=1) / math.sqrt(3)
     assert cell["mean"] == pytest.approx(mean, rel=1e-9)
     assert (cell["low"], cell["high"]) == pytest.approx((mean - half, mean + half), rel=1e-9)
-    assert cell["n"] == 3  # the bases, not the 6 replicates
-    assert cell["replicates"] == 3 + 2 + 1
+    assert cell["n"] == 3  # the confirming bases, not their 5 replicates
+    assert cell["replicates"] == 2 + 1 + 2
     assert cell["rate"] == HEADLINE
 
 
@@ -136,7 +143,7 @@ def test_the_verdict_over_bases_is_the_rule_on_the_per_base_means(built) -> None
     _, reports = built
     table = procedure(reports)
     cell = row(table, "example_inverse", "token_mean")
-    per_base = np.array(per_base_differences())
+    per_base = np.array(per_base_differences()[1:])  # the confirming bases 1, 2 and 3
     se = per_base.std(ddof=1) / math.sqrt(3)
     p = 2 * stats.t.sf(abs(per_base.mean() / se), 2)
     assert cell["p"] == pytest.approx(p, rel=1e-9)
@@ -159,13 +166,14 @@ def test_every_comparison_is_over_all_bases_and_counts_its_left_out_runs(built) 
     pairs = list(dict.fromkeys(zip(table["a"], table["b"], strict=True)))
     assert pairs == COMPARISONS
     assert set(table["metric"]) == {"capture", "marginal_gain"}
-    assert (table["n"] == 3).all()
-    # off target: token_sum seed 2 on base 0 (+20%), token_sum seed 1 on base 1 (−12%),
-    # example_inverse seed 1 on base 2 (+20%); token_mean's ±8% on base 0 stay in
-    excluded = {("token_sum", "token_mean"): 2, ("example_inverse", "token_mean"): 1}
-    excluded[("token_sum", "example_inverse")] = 3
-    replicates = {("token_sum", "token_mean"): 2 + 1 + 2, ("example_inverse", "token_mean"): 6}
-    replicates[("token_sum", "example_inverse")] = 2 + 1 + 1
+    assert (table["n"] == 3).all()  # the confirming bases; the screening base is none
+    # off target on the confirming bases: token_sum seed 1 on base 1 (−12%), example_inverse
+    # seed 1 on base 2 (+20%) (token_sum seed 2 on the screening base 0 counts nowhere here)
+    excluded = {("token_sum", "token_mean"): 1, ("example_inverse", "token_mean"): 1}
+    excluded[("token_sum", "example_inverse")] = 2
+    replicates = {("token_sum", "token_mean"): 1 + 2 + 2}
+    replicates[("example_inverse", "token_mean")] = 2 + 1 + 2
+    replicates[("token_sum", "example_inverse")] = 1 + 1 + 2
     for (a, b), count in excluded.items():
         for metric in ("capture", "marginal_gain"):
             cell = row(table, a, b, metric)
@@ -190,10 +198,10 @@ def test_bases_table_carries_each_base_json(built) -> None:
     _, reports = built
     table = pd.read_csv(reports / "tables" / "bases.csv", dtype={"sha256": str})
     assert table["base"].tolist() == list(BASES)
-    assert table["tier"].tolist() == ["screening", "confirming", "confirming"]
+    assert table["tier"].tolist() == ["screening", "confirming", "confirming", "confirming"]
     assert table["sha256"].tolist() == [base_sha256(b) for b in BASES]
     assert table["test_excess_nats"].tolist() == pytest.approx([base_excess(b) for b in BASES])
-    assert table["seeds"].tolist() == [3, 2, 2]
+    assert table["seeds"].tolist() == [3, 2, 2, 2]
     assert (table["rate"] == HEADLINE).all()
     # each variant's mean capture at C, off-target runs left out
     assert table.loc[1, "token_mean"] == pytest.approx((0.30 + 0.34 - 0.1 / 15) / 2)
@@ -213,8 +221,9 @@ def test_findings_say_what_holds_over_bases(built) -> None:
     findings = summary_section(text, "Findings")
     paragraph = next(line for line in findings.splitlines() if line.startswith("**Over bases**"))
     assert paragraph.startswith(
-        "**Over bases** (3: base 0 × 3 seeds; bases 1, 2 × 2 seeds), a − b at C = 2.5, 95% t "
-        "over bases, the rule's verdict: "
+        "**Over bases** (3: bases 1, 2, 3 × 2 seeds; the screening base 0, which chose the "
+        "contested group, is not a replicate), a − b at C = 2.5, 95% t over bases, the rule's "
+        "verdict: "
     )
     table = procedure(reports)
     at = table[(table["metric"] == "capture") & (table["b"] == "token_mean")].set_index("a")
@@ -225,7 +234,7 @@ def test_findings_say_what_holds_over_bases(built) -> None:
     rows = {line.split(" | ")[0].strip("| "): line for line in findings.splitlines()}
     for a, b in COMPARISONS:
         assert f"{a} − {b}" in rows, (a, b)
-    per_base = per_base_differences()
+    per_base = per_base_differences()[1:]  # the confirming bases 1, 2 and 3
     mean = sum(per_base) / 3
     half = stats.t.ppf(0.975, 2) * np.std(per_base, ddof=1) / math.sqrt(3)
     ours = at.loc["example_inverse"]

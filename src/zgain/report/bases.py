@@ -129,6 +129,13 @@ def load_bases(params: Params) -> list[BaseRuns]:
     return out
 
 
+def replicates(bases: Sequence[BaseRuns]) -> list[BaseRuns]:
+    """The bases the claims over bases rest on: the confirming ones. The screening base chose
+    the contested group and gives the exact-rate slopes, so it is not a replicate of the claims
+    it shaped (docs/method.md#claims-about-the-procedure); tables/bases.csv still lists it."""
+    return [base for base in bases if base.tier == CONFIRMING]
+
+
 def comparisons(params: Params) -> list[tuple[str, str]]:
     """The comparisons over bases: each contested variant − the baseline, then the declared
     pairs whose two variants are both contested."""
@@ -216,7 +223,9 @@ def procedure_tables(
         return {}
     confidence = params.report.confidence
     deltas = params.report.equivalence.model_dump()
-    table = procedure_table(bases, comparisons(params), adjusted, confidence, deltas, metrics)
+    table = procedure_table(
+        replicates(bases), comparisons(params), adjusted, confidence, deltas, metrics
+    )
     facts = bases_table(bases, params.cvae.confirm.variants, adjusted, metrics[0])
     mismatch = mismatch_table([base.mismatch for base in bases])
     return {PROCEDURE_TABLE: table, BASES_TABLE: facts, MISMATCH_TABLE: mismatch}
@@ -268,6 +277,8 @@ def procedure_sentence(
     say against the first comparison's baseline, per metric (how many above it, and the count
     of each verdict), and the smallest difference the design detects; the values are in
     `procedure_findings_table`."""
+    screening = [str(base.seed) for base in bases if base.tier == SCREENING]
+    bases = replicates(bases)
     at = table[table["rate"] == rate]
     if at.empty or len(bases) < 2:
         return ""
@@ -286,7 +297,9 @@ def procedure_sentence(
     detectable = fmt(float(capture["detectable"].median()))
     bound = fmt(float(capture["detectable_upper"].median()))
     return (
-        f"**Over bases** ({len(bases)}: {_replicates(bases)}), a − b at C = {rate!r}, "
+        f"**Over bases** ({len(bases)}: {_replicates(bases)}; the screening base "
+        f"{', '.join(screening)}, which chose the contested group, is not a replicate), "
+        f"a − b at C = {rate!r}, "
         f"{percent(confidence)} t over bases, the rule's verdict: {'; '.join(said)}. Δ capture "
         f"detectable at {percent(POWER)} power: {detectable} at the estimated σ, {bound} at the "
         f"upper bound on the spread of the per-base means ([all](tables/{PROCEDURE_TABLE}.csv))."
