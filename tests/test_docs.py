@@ -112,7 +112,7 @@ def test_the_readme_gives_the_findings_own_rerun_command() -> None:
     import yaml
 
     from zgain.params import parse_params
-    from zgain.report.findings import rerun_command
+    from zgain.report.scope import rerun_command
 
     params = parse_params(yaml.safe_load((REPO_ROOT / "params.yaml").read_text()))
     command = rerun_command(params.data)

@@ -14,7 +14,8 @@ from conftest import REPO_ROOT
 from report_fakes import build
 
 from zgain.params import load_params, parse_params
-from zgain.report.findings import negative_information, rerun_command, world_sentence
+from zgain.report.findings import negative_information
+from zgain.report.scope import rerun_command, world_sentence
 
 
 @pytest.fixture(scope="module")
@@ -90,11 +91,12 @@ def test_a_verdict_cell_shows_the_interval_its_verdict_was_decided_on() -> None:
 
     row = {"mean_diff": 0.01, "low": -0.04, "high": 0.06, "tost_low": -0.02, "tost_high": 0.04,
            "verdict": "equivalent", "replicates_needed": ""}  # fmt: skip
-    assert verdict_cell(row) == "+0.010 ≈ 90% [-0.020, +0.040]"  # TOST's 90% interval
+    assert verdict_cell(row, 0.95) == "+0.010 ≈ 90% [-0.020, +0.040]"  # TOST's 90% interval
+    assert verdict_cell(row, 0.9) == "+0.010 ≈ 80% [-0.020, +0.040]"  # its level from c
     row |= {"verdict": "undetermined", "replicates_needed": "12"}
-    assert verdict_cell(row) == "+0.010 [-0.040, +0.060] ? n′=12"  # the 95% interval
+    assert verdict_cell(row, 0.95) == "+0.010 [-0.040, +0.060] ? n′=12"  # the 95% interval
     row |= {"verdict": "worse", "replicates_needed": ""}
-    assert verdict_cell(row, interval=False) == "+0.010 ▼"
+    assert verdict_cell(row, 0.95, interval=False) == "+0.010 ▼"
 
 
 def test_a_report_of_the_baseline_alone_says_there_is_nothing_to_compare(tmp_path: Path) -> None:

@@ -44,7 +44,6 @@ from zgain.report.findings import (
     additive_definitions,
     findings_lines,
     half_width_section,
-    rerun_command,
     verdicts_section,
 )
 from zgain.report.frontier import (
@@ -61,6 +60,7 @@ from zgain.report.headline import capture_view, metrics_summary
 from zgain.report.loading import EvalResults
 from zgain.report.mismatch import MISMATCH_TABLE
 from zgain.report.plateau import LEARNING_FIGURE, PLATEAU_TABLE, QUANTITY, plateau_outputs
+from zgain.report.scope import rerun_command
 from zgain.report.sections import (
     ADJUSTMENT_NOTE,
     FIGURES_DIR,

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from zgain.core.runs import rate_label
-from zgain.params import DataParams, PairsParams, Params
+from zgain.params import Params
 from zgain.report.bases import (
     PROCEDURE_TABLE,
     BaseRuns,
@@ -27,8 +27,9 @@ from zgain.report.frontier import RATE_TOLERANCE
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import markdown_table
 from zgain.report.plateau import PLATEAU_TABLE, plateau_sentence
+from zgain.report.scope import world_sentence
 from zgain.report.sections import caption, listing, one_base
-from zgain.report.statistics import alpha_of, percent
+from zgain.report.statistics import POWER, alpha_of, percent
 from zgain.report.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
 from zgain.report.verdicts import (
     BETTER,
@@ -50,53 +51,19 @@ MORE = {
     "z_information": "carries more z-information than",
     "marginal_gain": "keeps a higher G^marg than",
 }
-ANOTHER_NOISE = 0.05  # the rerun example's noise when this world has none
-OTHER_PRIOR = {"uniform": "x_dependent", "x_dependent": "uniform"}
+NEEDED = f"n′: replicates for {percent(POWER)} power"
 
 
-def world_sentence(data: DataParams | PairsParams, n_test: float) -> str:
-    """The world the findings hold on: the data block of params."""
-    if isinstance(data, PairsParams):
-        return (
-            f"These findings hold on the pairs of `{data.file}`, split by "
-            f"`{data.key_column or data.x_column}` (seed {data.seed}); N = {fmt(n_test, 0)} test "
-            "examples."
-        )
-    knobs = f", a shared prefix of {data.prefix}" if data.prefix else ""
-    if data.decoy_positions:
-        slots = ", ".join(map(str, data.decoy_positions))
-        knobs += f", decoy slots {slots} at noise {data.decoy_noise:g}"
-    return (
-        f"These findings hold on one synthetic world: K = {len(data.transforms)} strategies "
-        f"({', '.join(data.transforms)}), `{data.prior}` prior (temperature "
-        f"{data.prior_temperature:g}), noise {data.noise:g}{knobs}, V = {data.vocab_size}, x "
-        f"length {data.length_min}–{data.length_max}, N = {fmt(n_test, 0)} test examples."
-    )
-
-
-def rerun_command(data: DataParams | PairsParams) -> str:
-    """A `dvc exp run` that reruns the whole study on another world: one strategy fewer (when
-    K > 2), twice the noise and the other prior; for pairs, another split of the same file."""
-    if isinstance(data, PairsParams):
-        return f"dvc exp run -S data.seed={data.seed + 1}"
-    transforms = data.transforms[:-1] if len(data.transforms) > 2 else data.transforms
-    noise = 2 * data.noise if data.noise > 0 else ANOTHER_NOISE
-    return (
-        f"dvc exp run -S 'data.transforms=[{','.join(transforms)}]' -S data.noise={noise:g} "
-        f"-S data.prior={OTHER_PRIOR[data.prior]}"
-    )
-
-
-NEEDED = "n′: replicates for 80% power"
-
-
-def verdict_cell(row: Mapping, *, interval: bool = True, needed: bool = True) -> str:
-    """`Δ [low, high] symbol` of one verdict row (`n′=k` beside an undetermined one)."""
+def verdict_cell(
+    row: Mapping, confidence: float, *, interval: bool = True, needed: bool = True
+) -> str:
+    """`Δ [low, high] symbol` of one verdict row (`n′=k` beside an undetermined one); an
+    equivalent one shows the (1 − 2α) interval it was decided on, α = 1 − confidence."""
     text = fmt(row["mean_diff"], signed=True)
     if row["verdict"] == EQUIVALENT and pd.notna(row["tost_low"]):
-        # the 90% interval the equivalence was decided on
         low, high = fmt(row["tost_low"], signed=True), fmt(row["tost_high"], signed=True)
-        return f"{text} ≈ 90% [{low}, {high}]" if interval else f"{text} ≈"
+        tost = percent(1 - 2 * alpha_of(confidence))
+        return f"{text} ≈ {tost} [{low}, {high}]" if interval else f"{text} ≈"
     if interval and pd.notna(row["low"]):
         text += f" [{fmt(row['low'], signed=True)}, {fmt(row['high'], signed=True)}]"
     text += f" {SYMBOL[row['verdict']]}"
@@ -210,6 +177,7 @@ def findings_table(
     headline: float,
     metrics: Sequence[str],
     baseline: str,
+    confidence: float,
 ) -> str:
     """Rows: the declared comparisons (a variant alone: against the baseline); columns: a's
     adjusted value at the headline rate, each tested metric's Δ with interval and verdict there,
@@ -229,7 +197,7 @@ def findings_table(
     rows = []
     for a, b in here[first].index:
         cells = [a if b == baseline else f"{a} − {b}", fmt(value.get(a, float("nan")))]
-        cells += [verdict_cell(here[m].loc[(a, b)], needed=False) for m in metrics]
+        cells += [verdict_cell(here[m].loc[(a, b)], confidence, needed=False) for m in metrics]
         for rate in others:
             at = [comparison_rows(verdicts, rate, m) for m in metrics]
             cells.append("".join(SYMBOL[t.loc[(a, b), "verdict"]] for t in at))
@@ -285,7 +253,12 @@ def findings_lines(
         lines += [
             "",
             findings_table(
-                verdicts, tables[ADJUSTMENT_TABLE], headline, metrics, report.baseline_variant
+                verdicts,
+                tables[ADJUSTMENT_TABLE],
+                headline,
+                metrics,
+                report.baseline_variant,
+                report.confidence,
             ),
             "",
             f"*Δ = a − b at C = {rate_label(headline)} ({percent(report.confidence)} interval); "
@@ -388,7 +361,7 @@ def verdicts_section(
         at = {rate: comparison_rows(verdicts, rate, metric) for rate in rates}
         pairs = list(at[rates[0]].index)
         rows = [
-            [f"{a} − {b}", *(verdict_cell(at[rate].loc[(a, b)]) for rate in rates)]
+            [f"{a} − {b}", *(verdict_cell(at[rate].loc[(a, b)], confidence) for rate in rates)]
             for a, b in pairs
         ]
         title = f"Δ {NAMES[metric]} (a − b) at each target rate"
