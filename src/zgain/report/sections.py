@@ -149,9 +149,13 @@ def twin_section(
             number,
             f"Seed-paired difference {first} − {second} at each target rate (nats/seq)",
             method,
-            f"{second} is {first} divided by the normalizer N (R_dist = R_mean / N), so at one "
-            f"β it sits at the rate {first} would have at β·N; at equal rate the two must "
-            "coincide. Raw values; the conclusion below is the pair's verdicts.",
+            f"{second} is {first} divided by the normalizer N (R_dist = R_mean / N). Training "
+            "divides each by its own value on the frozen base ([scale-free control]"
+            "(../docs/method.md#scale-free-control)), so the two are one objective and train "
+            "to the same parameters up to float rounding (tests/cvae/test_scale_free.py): every "
+            "difference here must be 0 up to that rounding (largest |mean Δ| here: "
+            f"{float(twins['mean'].abs().max()):.1e} nats/seq). Raw values; the conclusion "
+            "below is the pair's verdicts.",
         ),
         "",
         markdown_table(["C", *(f"Δ {column_header(m)}" for m in TWIN_METRICS)], rows),
