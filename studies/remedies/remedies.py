@@ -2,16 +2,16 @@
 embedding-only z injection over token_mean, at the same target rate and replicates as the
 weightings, on the default world and on the world where the weightings differ most.
 
-    python -m studies.remedies.remedies REPO [--worlds default decoys]
+    python -m studies.remedies.remedies REPO --reference VARIANT [--worlds default decoys]
 
 REPO is a clone with a completed default run (`make repro`). Each world of WORLDS is one
 `dvc exp run` in REPO: its params.yaml gains the REMEDIES variants (docs/method.md#remedies),
-its confirming tier trains token_mean, the world's best weighting (the highest mean capture over
-bases at C = 1.0 in the world's committed report, read by best_weighting) and the remedies, and
-report.pairs sets each remedy against that weighting, so the report's one rule gives each
-remedy's verdict against token_mean and against the weighting, over bases. The default world
-keeps the default design (5 bases: its runs are reused); `decoys` takes the worlds study's
-design and knobs (studies/worlds/worlds.py). Each report and params.yaml is kept in
+its confirming tier trains token_mean, the reference weighting VARIANT (declared before the
+run: a reference read from the runs it is then tested against would make its verdicts post hoc)
+and the remedies, and report.pairs sets each remedy against that weighting, so the report's one
+rule gives each remedy's verdict against token_mean and against the weighting, over bases. The
+default world keeps the default design (5 bases: its runs are reused); `decoys` takes the
+worlds study's design and knobs (studies/worlds/worlds.py). Each report and params.yaml is kept in
 OUT/<world>/, its wall time recorded in bench/wall-times.json (`dvc exp run remedies <world>`),
 and REPO's params.yaml and dvc.lock are restored before the next. Last, `zgain worlds-report`
 lays the verdicts of the worlds side by side in OUT.
@@ -24,8 +24,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import yaml
 
 from studies.worlds import worlds
@@ -40,28 +38,13 @@ REMEDIES = {
     "aggressive": {"weights": OVER, "aggressive": {"encoder_steps": 3, "until": 100}},
     "embedding_only": {"weights": OVER, "z_memory": False},
 }
-# per world: its settings beyond the defaults, and the committed report of that world from which
-# its best weighting is read (best_weighting)
+# per world: its settings beyond the defaults
 WORLDS = {
-    "default": ((), Path("reports")),
-    "decoys": ((*worlds.DESIGN, *worlds.WORLDS["decoys"]), worlds.OUT / "decoys"),
+    "default": (),
+    "decoys": (*worlds.DESIGN, *worlds.WORLDS["decoys"]),
 }
 OUT = Path("reports/examples/remedies")
 RATE = 1.0  # the headline rate the remedies are trained and compared at
-
-
-def best_weighting(report: Path, rate: float = RATE) -> str:
-    """The weighting other than token_mean with the highest mean capture over bases at RATE in
-    REPORT's tables/bases.csv (each base's mean over its seeds, every contested variant)."""
-    table = pd.read_csv(report / "tables" / "bases.csv")
-    at_rate = table[np.isclose(table["rate"], rate)]
-    fixed = {"base", "tier", "sha256", "test_excess_nats", "rate", "seeds", "token_mean"}
-    means = at_rate[[c for c in table.columns if c not in fixed]].mean(skipna=False).dropna()
-    if at_rate.empty or means.empty:
-        raise ValueError(
-            f"{report}/tables/bases.csv has no weighting with capture on every base at C = {rate}"
-        )
-    return str(means.idxmax())
 
 
 def study_params(params: Path, settings: tuple[str, ...], best: str) -> None:
@@ -89,13 +72,17 @@ def run_world(repo: Path, name: str, settings: tuple[str, ...], best: str) -> fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repo", type=Path, help="a clone with a completed default run")
+    parser.add_argument(
+        "--reference",
+        required=True,
+        help="the weighting each remedy is compared with beside token_mean, declared before the "
+        "run (a variant of params.yaml)",
+    )
     parser.add_argument("--worlds", nargs="*", default=list(WORLDS), choices=list(WORLDS))
     args = parser.parse_args()
     for name in args.worlds:
-        settings, report = WORLDS[name]
-        best = best_weighting(report)
-        print(f"remedies on world {name}: best weighting at C = {RATE} in {report}: {best}")
-        seconds = run_world(args.repo, name, settings, best)
+        print(f"remedies on world {name}: reference weighting {args.reference}")
+        seconds = run_world(args.repo, name, WORLDS[name], args.reference)
         print(f"remedies on world {name}: {seconds:.0f} s", flush=True)
     folders = [str(OUT / name) for name in WORLDS if (OUT / name / "summary.md").exists()]
     view = [sys.executable, "-m", "zgain.cli.app", "worlds-report", "--out", str(OUT), *folders]

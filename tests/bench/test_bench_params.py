@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-import pytest
 import yaml
 
 from bench.workload import merge, raw_params
-from studies.remedies.remedies import REMEDIES, best_weighting, study_params
+from studies.remedies.remedies import REMEDIES, study_params
 from studies.remedies.remedies import WORLDS as REMEDY_WORLDS
 from studies.worlds.worlds import CONFIRM, DESIGN, WORLDS, apply_settings
 from zgain.params import parse_params
@@ -60,7 +58,7 @@ def test_the_remedies_study_adds_each_remedy_against_token_mean_and_the_best_wei
 ) -> None:
     """studies.remedies' params per world: valid, every remedy confirmed beside token_mean and the
     world's best weighting, and each declared against that weighting."""
-    for name, (settings, _report) in REMEDY_WORLDS.items():
+    for name, settings in REMEDY_WORLDS.items():
         best = "token_sum"
         path = tmp_path / f"{name}.yaml"
         path.write_text(yaml.safe_dump(raw_params()))
@@ -72,26 +70,3 @@ def test_the_remedies_study_adds_each_remedy_against_token_mean_and_the_best_wei
         assert params.cvae.variant("aggressive").aggressive is not None
         if name == "decoys":
             assert params.data.decoy_positions == (0, 1) and params.base.seeds == (0, 1, 2)
-
-
-def test_the_best_weighting_is_the_highest_mean_capture_over_bases_at_the_rate(
-    tmp_path: Path,
-) -> None:
-    """best_weighting averages each variant over the bases at the rate (token_mean aside) and
-    names a variant missing on a base nowhere; a report without one is an error naming it."""
-    rows = [
-        # base, rate, token_mean, a, b, c
-        (0, 1.0, 0.90, 0.50, 0.70, 0.80),
-        (1, 1.0, 0.90, 0.70, 0.40, None),
-        (0, 0.5, 0.90, 0.99, 0.10, 0.10),
-    ]
-    table = pd.DataFrame(rows, columns=["base", "rate", "token_mean", "a", "b", "c"])
-    table.insert(1, "tier", "screening")
-    (tmp_path / "tables").mkdir()
-    table.to_csv(tmp_path / "tables" / "bases.csv", index=False)
-    assert best_weighting(tmp_path) == "a"  # 0.60 over both bases; b 0.55; c lacks base 1
-    assert best_weighting(tmp_path, rate=0.5) == "a"
-    with pytest.raises(ValueError, match="bases.csv has no weighting"):
-        best_weighting(tmp_path, rate=2.0)
-    for _settings, report in REMEDY_WORLDS.values():
-        assert report.parts[0] == "reports"  # a committed report of this repository
