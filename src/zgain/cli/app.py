@@ -16,6 +16,7 @@ import typer
 from zgain.cli.check import check
 from zgain.cli.cmudict import cmudict_pairs
 from zgain.cli.shard import shard
+from zgain.cli.stability import stability_report
 from zgain.cli.worlds import worlds_report
 
 app = typer.Typer(
@@ -45,6 +46,10 @@ app.command(
     "worlds-report",
     short_help="Lay the verdicts of several worlds' runs side by side.",
 )(worlds_report)
+app.command(
+    "stability-report",
+    short_help="Lay the verdicts over bases of one study at several step counts side by side.",
+)(stability_report)
 app.command(
     "cmudict-pairs",
     short_help="Write CMUdict's (word, pronunciation) pairs with their exact oracle columns.",

@@ -110,16 +110,23 @@ def agreement(verdicts: Sequence[str]) -> str:
 def verdicts_across(worlds: Sequence[World]) -> pd.DataFrame:
     """Long table: one row per comparison (a, b, rate, metric) present on every world, with
     each world's mean, interval, bases and verdict, and `agreement` across the worlds."""
+    return side_by_side({w.name: w.procedure for w in worlds}, "world")
+
+
+def side_by_side(procedures: Mapping[str, pd.DataFrame], column: str) -> pd.DataFrame:
+    """The rows of several tables/procedure.csv, named in `column`, for the comparisons (a, b,
+    rate, metric) present in every one, in the given order, with each comparison's
+    `agreement` across them."""
     frames = []
-    for w in worlds:
+    for name, procedure in procedures.items():
         cols = [*KEY, "mean", "low", "high", "n", "verdict"]
-        frames.append(w.procedure[cols].assign(world=w.name))
+        frames.append(procedure[cols].assign(**{column: name}))
     long = pd.concat(frames, ignore_index=True)
-    counts = long.groupby(KEY)["world"].nunique()
-    shared = counts[counts == len(worlds)].index
+    counts = long.groupby(KEY)[column].nunique()
+    shared = counts[counts == len(procedures)].index
     long = long.set_index(KEY).loc[shared].reset_index()
-    order = {w.name: i for i, w in enumerate(worlds)}
-    long = long.sort_values([*KEY, "world"], key=lambda c: c.map(order) if c.name == "world" else c)
+    order = {name: i for i, name in enumerate(procedures)}
+    long = long.sort_values([*KEY, column], key=lambda c: c.map(order) if c.name == column else c)
     verdicts = long.groupby(KEY)["verdict"].agg(list)
     agreed = verdicts.map(agreement).rename("agreement")
     return long.merge(agreed.reset_index(), on=KEY)

@@ -1,0 +1,71 @@
+"""`zgain stability-report`: the claims over bases of one study at several step counts.
+
+Each RUN argument is a finished study's report folder holding its `params.yaml` (e.g.
+`reports/examples/steps600`, kept by examples/keep_report.sh). Writes summary.md and
+verdicts.csv (every comparison of tables/procedure.csv present in every run, per run, with its
+agreement across runs) into OUT, each file atomically (zgain.report.stability).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+import yaml
+
+from zgain.cli.worlds import TABLES, write_text
+from zgain.core.errors import DataError
+from zgain.core.io import atomic_path
+from zgain.report.stability import Trained, stability_markdown, stability_table
+
+PROCEDURE = "procedure.csv"
+
+
+def read_trained(folder: Path) -> Trained:
+    """The study whose report (and params.yaml) is in `folder`; DataError naming what lacks."""
+    needed = [folder / "params.yaml", folder / TABLES / PROCEDURE]
+    missing = [str(p) for p in needed if not p.is_file()]
+    if missing:
+        raise DataError(
+            f"{folder}: not a finished study's report with its params (missing "
+            f"{', '.join(missing)})"
+        )
+    params = yaml.safe_load(needed[0].read_text())
+    return Trained(
+        name=folder.name,
+        steps=int(params["cvae"]["common"]["steps"]),
+        confidence=float(params["report"]["confidence"]),
+        procedure=pd.read_csv(needed[1]),
+    )
+
+
+def stability_report(
+    runs: Annotated[list[Path], typer.Argument(help="each run's report folder (2 or more)")],
+    out: Annotated[Path, typer.Option(help="folder the view is written to")] = Path(
+        "reports/examples/stability"
+    ),
+) -> None:
+    """Lay each comparison's verdict over bases per step count side by side and say which hold
+    at every step count."""
+    try:
+        loaded = sorted((read_trained(folder) for folder in runs), key=lambda r: r.steps)
+    except DataError as err:
+        typer.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    steps = [r.steps for r in loaded]
+    if len(loaded) < 2 or len(set(steps)) != len(steps):
+        typer.echo(f"error: needs 2 or more runs at distinct steps, got steps {steps}", err=True)
+        sys.exit(2)
+    table = stability_table(loaded)
+    if table.empty:
+        typer.echo(f"error: no comparison of tables/{PROCEDURE} is in every run", err=True)
+        sys.exit(2)
+    command = shlex.join(["zgain", "stability-report", "--out", str(out), *map(str, runs)])
+    write_text(stability_markdown(loaded, table, command), out / "summary.md")
+    with atomic_path(out / "verdicts.csv") as tmp:
+        table.to_csv(tmp, index=False)
+    typer.echo(f"{len(table)} verdicts at steps {steps}: {out / 'summary.md'}")
