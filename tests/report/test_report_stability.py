@@ -61,7 +61,8 @@ def write_run(folder: Path, steps: int, table: pd.DataFrame) -> Path:
 
 
 def test_the_command_writes_the_view_and_refuses_one_step_count(tmp_path: Path) -> None:
-    short = write_run(tmp_path / "default", 400, SHORT)
+    short = write_run(tmp_path / "reports", 400, SHORT)
+    (tmp_path / "reports" / "params.yaml").rename(tmp_path / "params.yaml")  # a repository's
     long = write_run(tmp_path / "steps600", 600, LONG)
     out = tmp_path / "view"
     result = CliRunner().invoke(app, ["stability-report", "--out", str(out), str(long), str(short)])

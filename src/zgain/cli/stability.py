@@ -1,7 +1,8 @@
 """`zgain stability-report`: the claims over bases of one study at several step counts.
 
 Each RUN argument is a finished study's report folder holding its `params.yaml` (e.g.
-`reports/examples/steps600`, kept by examples/keep_report.sh). Writes summary.md and
+`reports/examples/steps600`, kept by examples/keep_report.sh), or the repository's own
+`reports/`, whose params.yaml is the repository's. Writes summary.md and
 verdicts.csv (every comparison of tables/procedure.csv present in every run, per run, with its
 agreement across runs) into OUT, each file atomically (zgain.report.stability).
 """
@@ -27,7 +28,10 @@ PROCEDURE = "procedure.csv"
 
 def read_trained(folder: Path) -> Trained:
     """The study whose report (and params.yaml) is in `folder`; DataError naming what lacks."""
-    needed = [folder / "params.yaml", folder / TABLES / PROCEDURE]
+    params_file = folder / "params.yaml"
+    if not params_file.is_file() and (folder.parent / "params.yaml").is_file():
+        params_file = folder.parent / "params.yaml"  # the repository's own reports/
+    needed = [params_file, folder / TABLES / PROCEDURE]
     missing = [str(p) for p in needed if not p.is_file()]
     if missing:
         raise DataError(
