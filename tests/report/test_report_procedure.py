@@ -178,7 +178,10 @@ def test_detectable_difference_shrinks_with_more_bases_and_scales_with_sigma() -
 def test_detectable_difference_undefined_and_invalid() -> None:
     assert math.isnan(detectable_difference(1.0, 1.0, 1, 2, 0.95))
     assert math.isnan(detectable_difference(math.nan, 1.0, 5, 2, 0.95))
-    assert math.isnan(detectable_difference(1.0, math.nan, 5, 2, 0.95))
+    # one seed per base: σ_W undefined, σ_B the whole spread of the per-base means
+    assert detectable_difference(1.0, math.nan, 5, 1, 0.95) == detectable_difference(
+        1.0, 0.0, 5, 1, 0.95
+    )
     assert detectable_difference(0.0, 0.0, 5, 2, 0.95) == 0.0
     assert detectable_difference(1.0, 1.0, 5, 2, 0.95, power=0.04) == 0.0  # below α = 0.05
     for power in (0.0, 1.0, 1.5):

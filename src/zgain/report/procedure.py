@@ -133,15 +133,18 @@ def detectable_difference(
     """Smallest |Δ| (value units) that the two-sided t-test over n_bases per-base means, each of
     seeds_per_base seeds, at level 1 − confidence detects with probability `power`.
 
-    NaN when n_bases < 2 or a σ is NaN; 0 when power ≤ 1 − confidence (Δ = 0 already rejects
-    that often) or both σ are 0.
+    NaN when n_bases < 2 or σ_B is NaN; 0 when power ≤ 1 − confidence (Δ = 0 already rejects
+    that often) or both σ are 0. A NaN σ_W (one seed per base) counts as 0: σ_B is then the
+    whole spread of the per-base means (`variance_components`), which is what the test uses.
     """
     if not 0.0 < power < 1.0:
         raise ValueError(f"power must be in (0, 1), got {power}")
     if not seeds_per_base > 0:
         raise ValueError(f"seeds_per_base must be positive, got {seeds_per_base}")
-    if n_bases < 2 or math.isnan(sigma_b) or math.isnan(sigma_w):
+    if n_bases < 2 or math.isnan(sigma_b):
         return math.nan
+    if math.isnan(sigma_w):
+        sigma_w = 0.0
     se = math.sqrt(sigma_b**2 + sigma_w**2 / seeds_per_base) / math.sqrt(n_bases)
     if se == 0.0:
         return 0.0
