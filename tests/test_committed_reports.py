@@ -85,3 +85,25 @@ def test_the_extended_example_reuses_every_default_run_byte_for_byte() -> None:
     screening = len(cvae["variants"]) * len(cvae["rates"]) * len(cvae["seeds"])
     confirming = len(confirm["bases"]) * len(confirm["seeds"]) * len(confirm["variants"])
     assert nesting["shared_runs"] == screening + confirming * len(confirm["rates"])
+
+
+README_CLAIM = re.compile(r"`(\w+)`\s+\(capture\s+(\w+),\s+G\^marg\s+(\w+)\)", flags=re.MULTILINE)
+
+
+def test_the_readme_results_say_the_committed_verdicts_over_bases() -> None:
+    """Each `variant` (capture V, G^marg V) of the README's Results is that comparison's
+    verdict against the baseline in the committed reports/tables/procedure.csv, and the
+    opening claim (none shown to capture more) holds there."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    results = readme[readme.index("## Results") : readme.index("## Your own data")]
+    claims = README_CLAIM.findall(results)
+    assert len(claims) >= 3
+    table = pd.read_csv(REPORTS / "tables" / "procedure.csv")
+    baseline = PARAMS["report"]["baseline_variant"]
+    at = table[(table["b"] == baseline) & (table["rate"] == 1.0)]
+    verdict = {(r.a, r.metric): r.verdict for r in at.itertuples(index=False)}
+    for variant, capture, marginal in claims:
+        assert verdict[(variant, "capture")] == capture, variant
+        assert verdict[(variant, "marginal_gain")] == marginal, variant
+    assert "no weighting is shown to capture more" in " ".join(results.split())
+    assert not (at[at["metric"] == "capture"]["verdict"] == "better").any()
