@@ -25,6 +25,7 @@ from zgain.core.errors import DataError
 from zgain.core.io import read_json
 from zgain.params import Params
 from zgain.report.adjust import Adjusted, adjust_to_rate, runs_off
+from zgain.report.cells import NOT_SEPARABLE, sigma_cells
 from zgain.report.commentary import fmt, fmt_stats
 from zgain.report.frontier import RATE_TOLERANCE
 from zgain.report.loading import EvalResults, load_results
@@ -303,29 +304,6 @@ def procedure_sentence(
         f"{percent(confidence)} t over bases, the rule's verdict: {'; '.join(said)}. Δ capture "
         f"detectable at {percent(POWER)} power: {detectable} at the estimated σ, {bound} at the "
         f"upper bound on the spread of the per-base means ([all](tables/{PROCEDURE_TABLE}.csv))."
-    )
-
-
-NOT_SEPARABLE = "not separable"
-"""σ_B and σ_W with one seed per base: the design cannot tell them apart."""
-
-
-def sigma_cell(sigma: float, upper: float) -> str:
-    """`0.012 (≤ 0.041)`: a σ with its upper bound; a σ clipped at 0 as `0`, never 0.000."""
-    if not math.isfinite(sigma):
-        return fmt(sigma)
-    text = "0" if sigma == 0.0 else fmt(sigma)
-    return f"{text} (≤ {fmt(upper)})" if math.isfinite(upper) else text
-
-
-def sigma_cells(row: Mapping) -> tuple[str, str]:
-    """(σ_B, σ_W) cells of one comparison over bases; NOT_SEPARABLE with one seed per base (σ_W
-    undefined while σ_B is: bases ≥ 2)."""
-    if not math.isfinite(row["sigma_w"]) and math.isfinite(row["sigma_b"]):
-        return NOT_SEPARABLE, NOT_SEPARABLE
-    return (
-        sigma_cell(row["sigma_b"], row["sigma_b_upper"]),
-        sigma_cell(row["sigma_w"], row["sigma_w_upper"]),
     )
 
 
