@@ -55,3 +55,17 @@ def test_the_installed_dictionary_has_its_published_counts() -> None:
     assert 120_000 < len(listed) < 140_000 and 8_000 < ambiguous < 9_000
     mean = sum(math.log(len(p)) for p in listed.values()) / len(listed)
     assert 0.04 < mean < 0.06  # the choice among listings: about 0.05 nats per word
+
+
+def test_the_command_default_ratio_is_the_one_the_docs_give() -> None:
+    """docs/own-data.md says `--ratio` (default 2); the command's default is that value."""
+    import inspect
+    import re
+
+    from conftest import REPO_ROOT
+
+    from zgain.cli.cmudict import cmudict_pairs
+
+    default = inspect.signature(cmudict_pairs).parameters["ratio"].default
+    doc = (REPO_ROOT / "docs" / "own-data.md").read_text()
+    assert float(re.search(r"`--ratio` \(default (\d+(?:\.\d+)?)\)", doc).group(1)) == default

@@ -15,7 +15,7 @@ def cmudict_pairs(
     out: Annotated[Path, typer.Option(help="the TSV to write")] = Path("pairs/cmudict.tsv"),
     ratio: Annotated[
         float, typer.Option(help="single-pronunciation words drawn per ambiguous word")
-    ] = 1.0,
+    ] = 2.0,
     seed: Annotated[int, typer.Option(help="seed of that draw")] = 0,
     max_letters: Annotated[int, typer.Option(help="longest word kept (letters)")] = 12,
     max_phonemes: Annotated[int, typer.Option(help="longest pronunciation kept")] = 12,
