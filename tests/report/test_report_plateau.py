@@ -6,6 +6,8 @@ import math
 
 import pandas as pd
 import pytest
+import yaml
+from conftest import REPO_ROOT
 
 from zgain.core.errors import DataError
 from zgain.report.plateau import (
@@ -101,3 +103,30 @@ def test_the_figure_draws_one_line_per_variant_and_the_oracle() -> None:
     labels = [line.get_label() for line in ax.get_lines()]
     assert labels == ["a", "b", "oracle I*"]
     assert ax.get_lines()[0].get_ydata().tolist()[-1] == pytest.approx(0.6)
+
+
+def test_under_the_penalty_the_rule_reads_the_quarter_before_it() -> None:
+    """With the rate target's exact penalty from 0.75 of training, the window is steps 200–300:
+    the multiplier alone holds the rate there, so the penalty's hold over 300–400 can neither
+    make nor break a plateau; without a penalty it is the last quarter."""
+    from zgain.params import CommonCVAEParams
+    from zgain.report.plateau import plateau_window
+
+    common = CommonCVAEParams.model_validate(
+        yaml.safe_load((REPO_ROOT / "params.yaml").read_text())["cvae"]["common"]
+    )
+    assert common.rate_target.penalty > 0 and common.rate_target.penalty_from == 0.75
+    assert plateau_window(common) == (0.5, 0.75)
+    free = common.rate_target.model_copy(update={"penalty": 0.0})
+    assert plateau_window(common.model_copy(update={"rate_target": free})) == (0.75, 1.0)
+    fixed = common.model_copy(update={"beta_schedule": "constant"})
+    assert plateau_window(fixed) == (0.75, 1.0)
+    # a curve flat before the penalty and rising under it is a plateau by this rule
+    values = {"a/seed0": [0.1, 0.2, 0.3, 0.5, 0.5, 0.5, 0.6, 0.7]}
+    table = plateau_table(curve(values), VAL_EVERY, STEPS, ["a"], ["a"], 1.0, (0.5, 0.75))
+    table["steps"] = STEPS
+    top = table.set_index("variant").loc[TOP]
+    assert (top["step_from"], top["step_to"]) == (200, 300)
+    assert top["change"] == pytest.approx(0.0) and top["plateau"]
+    line = plateau_sentence(table, 1.0)
+    assert "over steps 200–300 (the quarter before the rate's exact penalty, to step 400)" in line

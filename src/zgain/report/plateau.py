@@ -3,8 +3,11 @@
 Each run validates every `cvae.common.val_every` steps and at its last step (the curve
 `val_z_information`, logged at every log step with the latest validation's value in between);
 only the validated steps are read here. The plateau table compares, per variant, the mean over
-seeds at the last validated step at or before LAST_QUARTER of training with the mean at the end,
-and the same for the top group's mean (docs/method.md#trained-to-a-plateau).
+seeds at the start and the end of a window one quarter of training long, and the same for the
+top group's mean: the last quarter, or, when the rate target's exact penalty holds the rate over
+its own last share of training, the quarter just before the penalty starts, so that the rule
+reads where one mechanism (the multiplier) holds the rate throughout and the hold can neither
+make nor break a plateau (docs/method.md#trained-to-a-plateau).
 """
 
 from __future__ import annotations
@@ -28,6 +31,27 @@ LEARNING_FIGURE = "learning_curves.png"
 LAST_QUARTER = 0.75  # the plateau compares this fraction of training with its end
 PLATEAU_TOLERANCE = 0.01  # capture: the last quarter moves the top group's mean by at most this
 TOP = "top group"
+
+
+def plateau_window(common: CommonCVAEParams) -> tuple[float, float]:
+    """The window the rule reads, as shares of `common.steps`: the quarter that ends where the
+    rate target's penalty starts (when there is one), else the last quarter."""
+    target = common.rate_target
+    if common.beta_schedule == "rate_target" and target.penalty > 0 and target.penalty_from < 1:
+        end = target.penalty_from
+        return max(0.0, end - (1.0 - LAST_QUARTER)), end
+    return LAST_QUARTER, 1.0
+
+
+def last_validated(steps_seen: Sequence[int], limit: float, what: str, val_every: int) -> int:
+    """The last validated step at or before `limit`; DataError naming `what` when none."""
+    earlier = [s for s in steps_seen if s <= limit]
+    if not earlier:
+        raise DataError(
+            f"learning curve of {QUANTITY}: no validation at or before step {limit:g} ({what}; "
+            f"cvae.common.val_every = {val_every})"
+        )
+    return int(max(earlier))
 
 
 def validated(curve: pd.DataFrame, val_every: int, steps: int) -> pd.DataFrame:
@@ -59,29 +83,25 @@ def plateau_table(
     variants: Sequence[str],
     top: Sequence[str],
     oracle_info: float,
+    window: tuple[float, float] = (LAST_QUARTER, 1.0),
 ) -> pd.DataFrame:
     """Per variant (params order), then the top group's mean: validation I^θ (mean over seeds)
-    at step_from (the last validated step ≤ LAST_QUARTER·steps) and at the end, the change in
-    nats and as capture (÷ the oracle's mean I* on the test split; NaN without an oracle), and
-    whether that change is within PLATEAU_TOLERANCE."""
+    at step_from and step_to (the last validated steps ≤ window[0]·steps and ≤ window[1]·steps,
+    `plateau_window`), the change in nats and as capture (÷ the oracle's mean I* on the test
+    split; NaN without an oracle), and whether that change is within PLATEAU_TOLERANCE."""
     means = mean_curves(validated(curve, val_every, steps))
     if steps not in means.index:
         raise DataError(f"learning curve of {QUANTITY}: no value at the last step {steps}")
-    earlier = [s for s in means.index if s <= LAST_QUARTER * steps]
-    if not earlier:
-        raise DataError(
-            f"learning curve of {QUANTITY}: no validation at or before step "
-            f"{LAST_QUARTER * steps:g} (cvae.common.val_every = {val_every})"
-        )
-    start = max(earlier)
+    start = last_validated(means.index, window[0] * steps, "the window's start", val_every)
+    end = last_validated(means.index, window[1] * steps, "the window's end", val_every)
     columns = [v for v in variants if v in means.columns]
-    rows = [(v, means.loc[start, v], means.loc[steps, v]) for v in columns]
+    rows = [(v, means.loc[start, v], means.loc[end, v]) for v in columns]
     members = [v for v in top if v in means.columns]
     if members:
-        rows.append((TOP, means.loc[start, members].mean(), means.loc[steps, members].mean()))
+        rows.append((TOP, means.loc[start, members].mean(), means.loc[end, members].mean()))
     table = pd.DataFrame(rows, columns=["variant", "z_information_from", "z_information_to"])
     table.insert(1, "step_from", start)
-    table.insert(2, "step_to", steps)
+    table.insert(2, "step_to", end)
     table["change"] = table["z_information_to"] - table["z_information_from"]
     scale = oracle_info if math.isfinite(oracle_info) and oracle_info > 0 else math.nan
     table["capture_change"] = table["change"] / scale
@@ -93,8 +113,9 @@ def plateau_table(
 def plateau_sentence(
     table: pd.DataFrame, headline: float, figure: str = f"figures/{LEARNING_FIGURE}"
 ) -> str:
-    """One line: how much the top group's mean moved over the last quarter, against the
-    tolerance."""
+    """One line: how much the top group's mean moved over the rule's window, against the
+    tolerance (the window named when it ends before the last step: the penalty's quarter
+    follows it)."""
     top = table[table["variant"] == TOP]
     if top.empty:
         return ""
@@ -105,10 +126,12 @@ def plateau_sentence(
         verdict = "a plateau" if row["plateau"] else f"no plateau (> ±{PLATEAU_TOLERANCE:g})"
     else:
         verdict = "no oracle to scale it"
+    window = f"steps {int(row['step_from'])}–{int(row['step_to'])}"
+    if "steps" in row and pd.notna(row["steps"]) and int(row["step_to"]) < int(row["steps"]):
+        window += f" (the quarter before the rate's exact penalty, to step {int(row['steps'])})"
     return (
         f"Training: the top group's mean validation I^θ at C = {rate_label(headline)} moved "
-        f"{moved} over steps {int(row['step_from'])}–{int(row['step_to'])}: {verdict} "
-        f"([curves]({figure}))."
+        f"{moved} over {window}: {verdict} ([curves]({figure}))."
     )
 
 
@@ -120,9 +143,10 @@ def learning_figure(
     oracle_info: float,
     headline: float,
     look: dict[str, Style] | None = None,
+    window: tuple[float, float] = (LAST_QUARTER, 1.0),
 ) -> Figure:
     """Validation I^θ (mean over seeds) against the step, per variant, at the headline rate,
-    with the oracle's mean I* as a reference line."""
+    with the oracle's mean I* as a reference line and the plateau rule's window shaded."""
     means = mean_curves(validated(curve, val_every, steps))
     look = look or styles(variants)
     fig, (ax,) = new_figure((9.0, 4.6))
@@ -136,11 +160,12 @@ def learning_figure(
         )  # fmt: skip
     if math.isfinite(oracle_info):
         ax.axhline(oracle_info, color=ORACLE_COLOUR, linestyle=":", linewidth=2, label="oracle I*")
-    ax.axvspan(LAST_QUARTER * steps, steps, color="grey", alpha=0.08)
+    ax.axvspan(window[0] * steps, window[1] * steps, color="grey", alpha=0.08)
+    shaded = "the last quarter" if window[1] >= 1.0 else "the plateau rule's window"
     ax.set(
         xlabel="training step",
         ylabel="validation I^θ (nats/seq, mean over seeds)",
-        title=f"Learning curves at C = {rate_label(headline)} (shaded: the last quarter)",
+        title=f"Learning curves at C = {rate_label(headline)} (shaded: {shaded})",
     )
     outside_legend(fig, ax.get_legend_handles_labels()[0])
     return fig
@@ -157,6 +182,9 @@ def plateau_outputs(
     """The plateau table and the learning-curve figure of the headline rate's runs."""
     oracle_info = results.split_value("oracle_info")
     shape = (curve, common.val_every, common.steps)
-    table = plateau_table(*shape, results.variants, top, oracle_info)
+    window = plateau_window(common)
+    table = plateau_table(*shape, results.variants, top, oracle_info, window)
+    table["steps"] = common.steps
     look = styles(results.variants, additive)
-    return table, learning_figure(*shape, results.variants, oracle_info, headline, look)
+    figure = learning_figure(*shape, results.variants, oracle_info, headline, look, window)
+    return table, figure
