@@ -323,7 +323,7 @@ def procedure_findings_table(table: pd.DataFrame, rate: float) -> str:
         r = at.loc[key] if key in at.index else None
         pair = sigma_cells(r) if r is not None else ("n/a", "n/a")
         separable = pair[0] != NOT_SEPARABLE
-        sigmas = ", ".join(pair) if separable else f"{NOT_SEPARABLE} (one seed per base)"
+        sigmas = ", ".join(pair) if separable else NOT_SEPARABLE
         rows.append([*cells, sigmas])
     header = ["a − b", *(f"Δ {METRIC_NAMES[m]}" for m in PROCEDURE_METRICS), "σ_B, σ_W"]
     return markdown_table(header, rows)

@@ -21,6 +21,7 @@ from zgain.report.bases import (
     procedure_findings_table,
     procedure_sentence,
 )
+from zgain.report.cells import NOT_SEPARABLE
 from zgain.report.commentary import fmt
 from zgain.report.coverage import Coverage
 from zgain.report.frontier import RATE_TOLERANCE
@@ -242,7 +243,11 @@ def findings_lines(
     lines += [f"{held} {net}".strip()]
     if procedure:  # the claims about the procedure come before the screening tier's table
         lines += ["", procedure, "", procedure_findings_table(tables[PROCEDURE_TABLE], headline)]
-        lines += ["", f"*{legend(report.confidence)}; σ_B, σ_W of Δ capture.*"]
+        lines += [
+            "",
+            f"*{legend(report.confidence)}; σ_B, σ_W of Δ capture ({NOT_SEPARABLE}: one "
+            "seed per base).*",
+        ]
     if procedure and not decided:
         lines += [
             "",
