@@ -34,7 +34,6 @@ from zgain.report.commentary import (
 )
 from zgain.report.controller import ControllerEnd, beta_bounds
 from zgain.report.coverage import Coverage
-from zgain.report.devices import mixed_devices_lines
 from zgain.report.figures import build_figures, save_png, top_group
 from zgain.report.findings import (
     ADJUSTMENT_TABLE,
@@ -70,6 +69,7 @@ from zgain.report.sections import (
     caption,
     figure_section,
     header,
+    mixed_devices_lines,
     rate_check_section,
     twin_section,
     with_adjusted_cells,

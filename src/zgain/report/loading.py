@@ -9,7 +9,7 @@ DataError naming the dvc command that produces it.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,10 +27,10 @@ from zgain.evaluate.schema import (
     RECOVERY_KEYS,
     USAGE_KEYS,
 )
-from zgain.report.devices import DEVICE_COLUMN, device_kind
 
-EXAMPLES_FILE = "examples.parquet"
-METRICS_FILE = "metrics.json"
+EXAMPLES_FILE = "examples.parquet"  # a run's per-example scores (EVAL_SCHEMA)
+METRICS_FILE = "metrics.json"  # a run's metrics, with the environment that evaluated it
+DEVICE_COLUMN, UNRECORDED = "device_kind", "unrecorded"
 # the reference rows of the tables, and the top-level keys of reports/metrics.json
 RESERVED_NAMES = frozenset(
     {"base", "oracle", "floor", "ceiling", "cap", "headline_rate", "oracle_info"}
@@ -84,7 +84,7 @@ class EvalResults:
     """Every listed run's evaluation outputs at one target rate, in params order.
 
     runs: one row per (variant, seed): `variant`, `seed` and every number of its metrics.json
-      (NaN where null), and the device kind that evaluated it (zgain.report.devices). Units as
+      (NaN where null), and the device kind that evaluated it (DEVICE_COLUMN). Units as
       in zgain.evaluate (nats/seq unless a share or count).
     positions: one row per (variant, seed, target position): `z_information_sum` (Σ i^θ_t,
       nats), `oracle_info_sum` (Σ i*_t, nats) and `n_tokens`, over the test examples long enough
@@ -120,8 +120,16 @@ def missing_run(run: Run, path: Path) -> DataError:
     )
 
 
-def read_run_metrics(path: Path, run: Run) -> dict[str, float]:
-    """The numbers of one metrics.json (null -> NaN); the environment entry is ignored."""
+def device_kind(environment: Mapping | None) -> str:
+    """`cpu`, `cuda` or `mps` (the device type, without its index) of a run's environment entry.
+
+    Float rounding differs between kinds, so runs of different kinds agree within the
+    intervals over seeds, not digit by digit (docs/method.md#uncertainty-over-seeds)."""
+    return str((environment or {}).get("device", UNRECORDED)).partition(":")[0]
+
+
+def read_run_metrics(path: Path, run: Run) -> tuple[dict[str, float], str]:
+    """The numbers of one metrics.json (null -> NaN) and the kind of device that evaluated it."""
     if not path.is_file():
         raise missing_run(run, path)
     raw = read_json(path)
@@ -140,7 +148,7 @@ def read_run_metrics(path: Path, run: Run) -> dict[str, float]:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
             raise DataError(f"{path}: metric {key!r} is {value!r}, not a number or null")
         metrics[key] = math.nan if value is None else float(value)
-    return metrics
+    return metrics, device_kind(raw.get(ENVIRONMENT_KEY))
 
 
 def read_run_examples(path: Path, run: Run) -> pa.Table:
@@ -220,7 +228,7 @@ def load_results(
         for seed in seeds:
             run = Run(variant, rate, seed, base, confirming)
             where = run.eval_dir(eval_dir)
-            metrics = read_run_metrics(where / METRICS_FILE, run)
+            metrics, device = read_run_metrics(where / METRICS_FILE, run)
             table = read_run_examples(where / EXAMPLES_FILE, run)
             if metrics["n_examples"] != table.num_rows:
                 raise DataError(
@@ -232,8 +240,7 @@ def load_results(
                 reference_ids = ids
             elif not np.array_equal(ids, reference_ids):
                 raise DataError(f"{where}: scores other test examples than the first run")
-            device = {DEVICE_COLUMN: device_kind(where / METRICS_FILE)}
-            runs.append({"variant": variant, "seed": seed, **metrics, **device})
+            runs.append({"variant": variant, "seed": seed, **metrics, DEVICE_COLUMN: device})
             positions.append(position_rows(table, variant, seed))
             strategies.append(strategy_rows(table, variant, seed))
     frame = pd.DataFrame(runs)

@@ -17,7 +17,7 @@ from zgain.report.commentary import fmt, fmt_stats
 from zgain.report.controller import by_cause, cause_sentence
 from zgain.report.coverage import Coverage
 from zgain.report.frontier import RATE_TOLERANCE, TWIN_METRICS, off_target
-from zgain.report.loading import EvalResults
+from zgain.report.loading import DEVICE_COLUMN, EvalResults
 from zgain.report.markdown import markdown_table
 from zgain.report.statistics import method_label, percent
 from zgain.report.tables import SEEDS, TableSpec
@@ -393,4 +393,22 @@ def header(
         "- Reference rows (`base`, `oracle`, `floor`, `ceiling`, `cap`, `even spread`) are fixed "
         "by the test split and the settings, the same in every run: no interval. n/a: undefined; "
         f"{NOT_APPLICABLE}: does not apply.",
+    ]
+
+
+def mixed_devices_lines(runs: pd.DataFrame) -> list[str]:
+    """A Setup bullet naming each device kind's runs (`<variant>-<rate>-<seed>`, as the stages
+    are named) when the runs come from several kinds; else none."""
+    kinds = runs.groupby(DEVICE_COLUMN, sort=True)
+    if kinds.ngroups < 2:
+        return []
+    parts = [
+        f"{kind}: "
+        + ", ".join(f"{r.variant}-{rate_label(r.rate)}-{r.seed}" for r in group.itertuples())
+        for kind, group in kinds
+    ]
+    return [
+        f"- Devices: the runs come from {kinds.ngroups} device kinds ({'; '.join(parts)}); "
+        "rounding differs between kinds, so compare their numbers within the intervals, "
+        "not digit by digit."
     ]
