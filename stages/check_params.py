@@ -17,7 +17,7 @@ import typer
 from zgain.core.cli import run_stage
 from zgain.core.errors import ParamsError
 from zgain.cvae.objective import weight_errors
-from zgain.params import PairsParams, Params, load_params
+from zgain.params import PARAMS_FILE, PairsParams, Params, load_params
 
 
 def pairs_file_errors(params: Params) -> list[str]:
@@ -36,16 +36,25 @@ def pairs_file_errors(params: Params) -> list[str]:
     return []
 
 
-def main() -> None:
-    params = load_params()
-    cvae = params.cvae
+def problems(path: str | Path = PARAMS_FILE) -> tuple[Params | None, list[str]]:
+    """The params of `path` and every problem with them, one line each (none: valid)."""
+    try:
+        params = load_params(path)
+    except ParamsError as err:
+        return None, list(err.lines)
     lines = [
         line
-        for name, variant in cvae.variants.items()
+        for name, variant in params.cvae.variants.items()
         for line in weight_errors(name, variant.weights)
-    ] + pairs_file_errors(params)
-    if lines:
+    ]
+    return params, lines + pairs_file_errors(params)
+
+
+def main() -> None:
+    params, lines = problems()
+    if lines or params is None:
         raise ParamsError(*lines)
+    cvae = params.cvae
     counts = [(len(cvae.variants), "variant"), (len(cvae.rates), "rate"), (len(cvae.seeds), "seed")]
     typer.echo("params.yaml is valid: " + " × ".join(f"{n} {w}{'s' * (n != 1)}" for n, w in counts))
 
