@@ -15,13 +15,8 @@ import pandas as pd
 import pytest
 from report_fakes import ORACLE_INFO, WEIGHTS
 
-from zgain.report.commentary import (
-    damage_sentences,
-    fmt,
-    fmt_stats,
-    likelihood_variants,
-    variant_rows,
-)
+from zgain.report.markdown import fmt, fmt_stats
+from zgain.report.sections import damage_sentences, likelihood_variants, variant_rows
 from zgain.report.tables import DEFINITION, SPLIT, TABLE_COLUMNS
 from zgain.report.tables import SEEDS as OVER_SEEDS
 

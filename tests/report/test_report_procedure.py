@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from zgain.report.cells import NOT_SEPARABLE, sigma_cell, sigma_cells
+from zgain.report.markdown import NOT_SEPARABLE, sigma_cell, sigma_cells
 from zgain.report.procedure import (
     detectable_difference,
     procedure_interval,

@@ -7,14 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from zgain.report.statistics import (
-    finite_mean,
-    method_label,
-    paired_differences,
-    percent,
-    t_interval,
-    t_quantile,
-)
+from zgain.report.markdown import method_label, percent
+from zgain.report.statistics import finite_mean, paired_differences, t_interval, t_quantile
 
 T_975_2 = 4.302652729749464  # t_{0.975, 2}: two-sided 95%, 2 degrees of freedom (t table)
 T_975_1 = 12.706204736174698  # t_{0.975, 1}

@@ -11,6 +11,7 @@ import pytest
 
 from zgain.report.adjust import ADJUSTED_METRICS, Adjusted, adjust_results
 from zgain.report.loading import EvalResults
+from zgain.report.markdown import legend
 from zgain.report.statistics import (
     BETTER,
     EQUIVALENT,
@@ -27,7 +28,6 @@ from zgain.report.statistics import (
 from zgain.report.verdicts import (
     declared_pairs,
     half_width_table,
-    legend,
     replicates_needed,
     verdict_table,
 )

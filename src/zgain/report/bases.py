@@ -25,24 +25,39 @@ from zgain.core.errors import DataError
 from zgain.core.io import read_json
 from zgain.params import Params
 from zgain.report.adjust import Adjusted, adjust_to_rate, runs_off
-from zgain.report.cells import NOT_SEPARABLE, sigma_cells
-from zgain.report.commentary import fmt, fmt_stats
 from zgain.report.frontier import RATE_TOLERANCE
 from zgain.report.loading import EvalResults, load_results
-from zgain.report.markdown import frame_table, markdown_table
+from zgain.report.markdown import (
+    LABELS,
+    MARKS,
+    NOT_SEPARABLE,
+    fmt,
+    fmt_stats,
+    frame_table,
+    markdown_table,
+    percent,
+    sigma_cells,
+)
 from zgain.report.mismatch import MISMATCH_TABLE, base_mismatch, mismatch_rows, mismatch_table
 from zgain.report.procedure import (
     detectable_difference,
     procedure_interval,
 )
-from zgain.report.statistics import POWER, Evidence, decide, mean_se, percent
-from zgain.report.verdicts import BETTER, EQUIVALENT, SYMBOL, UNDETERMINED, WORSE
+from zgain.report.statistics import (
+    BETTER,
+    EQUIVALENT,
+    POWER,
+    UNDETERMINED,
+    WORSE,
+    Evidence,
+    decide,
+    mean_se,
+)
 
 PROCEDURE_TABLE = "procedure"
 BASES_TABLE = "bases"
 PROCEDURE_METRICS = ("capture", "marginal_gain")
 """The metrics compared over bases: the verdict table's two."""
-METRIC_NAMES = {"capture": "capture", "marginal_gain": "G^marg"}
 PROCEDURE_COLUMNS = [
     "a",
     "b",
@@ -293,7 +308,7 @@ def procedure_sentence(
         tally = ", ".join(
             f"{counts.get(v, 0)} {v}" for v in (WORSE, EQUIVALENT, UNDETERMINED) if counts.get(v)
         )
-        said.append(f"{head} on {METRIC_NAMES[metric]} ({tally})")
+        said.append(f"{head} on {LABELS[metric]} ({tally})")
     capture = at[at["metric"] == PROCEDURE_METRICS[0]]
     detectable = fmt(float(capture["detectable"].median()))
     bound = fmt(float(capture["detectable_upper"].median()))
@@ -317,7 +332,7 @@ def procedure_findings_table(table: pd.DataFrame, rate: float) -> str:
         for metric in PROCEDURE_METRICS:
             r = at.loc[(a, b, metric)] if (a, b, metric) in at.index else None
             cells.append(
-                "n/a" if r is None else f"{fmt_stats(r, signed=True)} {SYMBOL[r['verdict']]}"
+                "n/a" if r is None else f"{fmt_stats(r, signed=True)} {MARKS[r['verdict']]}"
             )
         key = (a, b, PROCEDURE_METRICS[0])
         r = at.loc[key] if key in at.index else None
@@ -325,7 +340,7 @@ def procedure_findings_table(table: pd.DataFrame, rate: float) -> str:
         separable = pair[0] != NOT_SEPARABLE
         sigmas = ", ".join(pair) if separable else NOT_SEPARABLE
         rows.append([*cells, sigmas])
-    header = ["a − b", *(f"Δ {METRIC_NAMES[m]}" for m in PROCEDURE_METRICS), "σ_B, σ_W"]
+    header = ["a − b", *(f"Δ {LABELS[m]}" for m in PROCEDURE_METRICS), "σ_B, σ_W"]
     return markdown_table(header, rows)
 
 

@@ -28,10 +28,6 @@ from zgain.report.adjust import (
     adjustment_table,
     with_adjusted,
 )
-from zgain.report.cells import render_table
-from zgain.report.commentary import (
-    damage_sentences,
-)
 from zgain.report.controller import ControllerEnd, beta_bounds
 from zgain.report.coverage import Coverage
 from zgain.report.figures import build_figures, save_png, top_group
@@ -57,6 +53,7 @@ from zgain.report.frontier import (
 from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
 from zgain.report.headline import capture_view, metrics_summary
 from zgain.report.loading import EvalResults
+from zgain.report.markdown import method_label
 from zgain.report.mismatch import MISMATCH_TABLE
 from zgain.report.plateau import LEARNING_FIGURE, PLATEAU_TABLE, QUANTITY, plateau_outputs
 from zgain.report.scope import rerun_command
@@ -67,14 +64,15 @@ from zgain.report.sections import (
     RATE_CHECK_TABLE,
     at_rate_header,
     caption,
+    damage_sentences,
     figure_section,
     header,
     mixed_devices_lines,
     rate_check_section,
+    render_table,
     twin_section,
     with_adjusted_cells,
 )
-from zgain.report.statistics import method_label
 from zgain.report.tables import (
     DECOMPOSITION,
     PAIRED_MEASURES,

@@ -21,32 +21,38 @@ from zgain.report.bases import (
     procedure_findings_table,
     procedure_sentence,
 )
-from zgain.report.cells import NOT_SEPARABLE
-from zgain.report.commentary import fmt
 from zgain.report.coverage import Coverage
 from zgain.report.frontier import RATE_TOLERANCE
 from zgain.report.loading import EvalResults
-from zgain.report.markdown import markdown_table
+from zgain.report.markdown import (
+    LABELS,
+    MARKS,
+    NOT_SEPARABLE,
+    caption,
+    fmt,
+    legend,
+    listing,
+    markdown_table,
+    percent,
+)
 from zgain.report.plateau import PLATEAU_TABLE, plateau_sentence
 from zgain.report.scope import world_sentence
-from zgain.report.sections import caption, listing, one_base
-from zgain.report.statistics import POWER, alpha_of, percent
-from zgain.report.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
-from zgain.report.verdicts import (
+from zgain.report.sections import one_base
+from zgain.report.statistics import (
     BETTER,
     EQUIVALENT,
     MIN_SEEDS,
-    SYMBOL,
+    POWER,
     UNDETERMINED,
     WORSE,
-    legend,
+    alpha_of,
 )
+from zgain.report.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
 
 VERDICT_TABLE, HALF_WIDTH_TABLE, ADJUSTMENT_TABLE = "verdicts", "half_widths", "adjustment"
 POSITION_TABLE = "information_by_position"
 POSITION_FIGURE = "figures/information_by_position.png"
 RULE_LINK = "[Rule](../docs/method.md#verdicts)"
-NAMES = {"capture": "capture", "z_information": "I^θ", "marginal_gain": "G^marg"}
 MORE = {
     "capture": "captures more than",
     "z_information": "carries more z-information than",
@@ -67,7 +73,7 @@ def verdict_cell(
         return f"{text} ≈ {tost} [{low}, {high}]" if interval else f"{text} ≈"
     if interval and pd.notna(row["low"]):
         text += f" [{fmt(row['low'], signed=True)}, {fmt(row['high'], signed=True)}]"
-    text += f" {SYMBOL[row['verdict']]}"
+    text += f" {MARKS[row['verdict']]}"
     if needed and row["verdict"] == UNDETERMINED and row["replicates_needed"]:
         text += f" n′{'' if str(row['replicates_needed']).startswith('>') else '='}"
         text += str(row["replicates_needed"]).replace(" ", "")
@@ -89,7 +95,7 @@ def robust_sentence(verdicts: pd.DataFrame, headline: float, baseline: str, metr
     counts = at["verdict"].value_counts()
     better = at[at["verdict"] == BETTER]["a"].tolist()
     elsewhere = ours[(ours["rate"] != headline) & (ours["verdict"] == BETTER)]
-    name = NAMES[metric]
+    name = LABELS[metric]
     tally = (
         f"{counts.get(WORSE, 0)} worse, {counts.get(EQUIVALENT, 0)} equivalent within "
         f"±{fmt(float(at['delta'].iloc[0]), 2)}, {counts.get(UNDETERMINED, 0)} undetermined"
@@ -190,9 +196,9 @@ def findings_table(
     value = value.set_index("variant")["mean"]
     header = [
         f"a (− {baseline})",
-        NAMES[first],
-        f"Δ {NAMES[first]}",
-        f"Δ {NAMES[second]}",
+        LABELS[first],
+        f"Δ {LABELS[first]}",
+        f"Δ {LABELS[second]}",
         *(f"C = {rate_label(r)}" for r in others),
     ]
     rows = []
@@ -201,7 +207,7 @@ def findings_table(
         cells += [verdict_cell(here[m].loc[(a, b)], confidence, needed=False) for m in metrics]
         for rate in others:
             at = [comparison_rows(verdicts, rate, m) for m in metrics]
-            cells.append("".join(SYMBOL[t.loc[(a, b), "verdict"]] for t in at))
+            cells.append("".join(MARKS[t.loc[(a, b), "verdict"]] for t in at))
         rows.append(cells)
     return markdown_table(header, rows)
 
@@ -267,7 +273,7 @@ def findings_lines(
             ),
             "",
             f"*Δ = a − b at C = {rate_label(headline)} ({percent(report.confidence)} interval); "
-            f"other rates as symbols ({NAMES[metrics[0]]}, {NAMES[metrics[1]]}). "
+            f"other rates as symbols ({LABELS[metrics[0]]}, {LABELS[metrics[1]]}). "
             f"{legend(report.confidence)}.*",
         ]
     lines += ["", rule_sentence(tables, verdicts, metrics, params, len(by_rate))]
@@ -300,7 +306,7 @@ def rule_sentence(
         family += f" (over bases: the {int(per_family.max())} of one rate and metric)"
     excluded = int(tables[ADJUSTMENT_TABLE].query(f"metric == '{metrics[0]}'")["excluded"].sum())
     alpha = alpha_of(report.confidence)
-    deltas = ", ".join(f"{NAMES[m]} {fmt(getattr(report.equivalence, m), 2)}" for m in metrics)
+    deltas = ", ".join(f"{LABELS[m]} {fmt(getattr(report.equivalence, m), 2)}" for m in metrics)
     return (
         f"*{RULE_LINK}: each variant − {report.baseline_variant} (and `report.pairs`) at exactly "
         f"C, jackknife intervals, {excluded} runs >{RATE_TOLERANCE:.0%} off C left out; ≈ if the "
@@ -369,7 +375,7 @@ def verdicts_section(
             [f"{a} − {b}", *(verdict_cell(at[rate].loc[(a, b)], confidence) for rate in rates)]
             for a, b in pairs
         ]
-        title = f"Δ {NAMES[metric]} (a − b) at each target rate"
+        title = f"Δ {LABELS[metric]} (a − b) at each target rate"
         note = (
             f"Rule of the Findings; {legend(confidence)} ({NEEDED}). Intervals: "
             f"{percent(confidence)}, jackknife. The {percent(1 - 2 * alpha_of(confidence))} TOST "

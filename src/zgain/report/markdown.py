@@ -1,13 +1,89 @@
-"""Markdown tables: one renderer for the report, the sweep reports and the docs' term table."""
+"""The Markdown of every report: number and interval cells, metric labels, tables, captions."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 
 import pandas as pd
 
 from zgain.cvae.terms import TERMS, formula
+from zgain.report.statistics import (
+    BETTER,
+    EQUIVALENT,
+    UNDETERMINED,
+    WORSE,
+    Interval,
+    alpha_of,
+)
+
+DIGITS = 3
+NA = "n/a"  # an undefined value
+NOT_APPLICABLE = "—"  # a column a reference row does not have
+NOT_SEPARABLE = "not separable"  # σ_B and σ_W with one seed per base
+LABELS = {
+    "gross_gain": "G",
+    "marginal_gain": "G^marg",
+    "z_information": "I^θ",
+    "capture": "capture",
+}
+"""The one label of each metric that prose and headers name by symbol."""
+MARKS = {BETTER: "▲", WORSE: "▼", EQUIVALENT: "≈", UNDETERMINED: "?"}
+"""The one mark of each verdict."""
+
+
+def fmt(value: float, digits: int = DIGITS, *, signed: bool = False) -> str:
+    """A number with `digits` decimals (`+` when signed), `n/a` when undefined."""
+    if not math.isfinite(value):
+        return NA
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def fmt_stats(row: Mapping, *, signed: bool = False) -> str:
+    """`mean [low, high]` when the row has an interval, the mean alone otherwise."""
+    text = fmt(row["mean"], signed=signed)
+    if Interval.of(row).has_interval:
+        text += f" [{fmt(row['low'], signed=signed)}, {fmt(row['high'], signed=signed)}]"
+    return text
+
+
+def percent(level: float) -> str:
+    """0.95 -> '95%', 0.975 -> '97.5%'."""
+    return f"{level * 100:g}%"
+
+
+def method_label(n_seeds: int, confidence: float) -> str:
+    """How every cell over seeds was computed, for table and figure captions."""
+    if n_seeds == 1:
+        return "one seed: the value of that seed, no interval (one seed has no spread)"
+    return f"mean over {n_seeds} seeds, {percent(confidence)} t-interval"
+
+
+def legend(confidence: float) -> str:
+    """The verdict marks, with the level of the TOST interval behind ≈ (1 − 2α)."""
+    tost = percent(1.0 - 2.0 * alpha_of(confidence))
+    return f"▲ better ▼ worse ≈ equivalent ({tost} interval) ? undetermined"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def listing(items: Sequence[str], *, serial: bool = False) -> str:
+    """`a`, `a and b`, `a, b and c` (`a, b, and c` when `serial`)."""
+    if len(items) < 3:
+        return " and ".join(items)
+    return ", ".join(items[:-1]) + ("," if serial else "") + " and " + items[-1]
+
+
+def caption(number: int, title: str, method: str, note: str = "") -> str:
+    return f"*Table {number}. {title}; {method}.*" + (f" {note}" if note else "")
+
+
+def column_header(metric: str) -> str:
+    """`metric` in code, with its label when it has one of its own."""
+    label = LABELS.get(metric, metric)
+    return f"`{metric}` ({label})" if label != metric else f"`{metric}`"
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -24,11 +100,51 @@ def frame_table(frame: pd.DataFrame, digits: int = 3) -> str:
 
     def text(value: object) -> str:
         if isinstance(value, float):
-            return "n/a" if math.isnan(value) else f"{value:.{digits}f}"
+            return NA if math.isnan(value) else f"{value:.{digits}f}"
         return str(value)
 
     rows = [[text(v) for v in row] for row in frame.itertuples(index=False)]
     return markdown_table([str(c) for c in frame.columns], rows)
+
+
+def pivot(
+    table: pd.DataFrame,
+    index: str | Sequence[str],
+    column: str,
+    text: Callable[[pd.Series], str],
+    columns: Sequence | None = None,
+    missing: str = NA,
+) -> tuple[list[Hashable], list[list[str]]]:
+    """The one long-to-wide step: (row keys, rows of cells), one row per distinct `index` value
+    (a tuple for several columns) in first-seen order, one cell per `columns` value (default:
+    the distinct `column` values, first seen first) holding text(row), `missing` where none."""
+
+    def key(row: pd.Series) -> Hashable:
+        return row[index] if isinstance(index, str) else tuple(row[i] for i in index)
+
+    cells = {(key(r), r[column]): text(r) for _, r in table.iterrows()}
+    keys = list(dict.fromkeys(key(r) for _, r in table.iterrows()))
+    columns = list(dict.fromkeys(table[column])) if columns is None else columns
+    return keys, [[cells.get((k, c), missing) for c in columns] for k in keys]
+
+
+def sigma_cell(sigma: float, upper: float) -> str:
+    """`0.012 (≤ 0.041)`: a σ with its upper bound; a σ clipped at 0 as `0`, never 0.000."""
+    if not math.isfinite(sigma):
+        return fmt(sigma)
+    text = "0" if sigma == 0.0 else fmt(sigma)
+    return f"{text} (≤ {fmt(upper)})" if math.isfinite(upper) else text
+
+
+def sigma_cells(row: Mapping) -> tuple[str, str]:
+    """(σ_B, σ_W) cells of one comparison over bases; NOT_SEPARABLE with one seed per base (σ_W
+    undefined while σ_B is: bases ≥ 2)."""
+    if not math.isfinite(row["sigma_w"]) and math.isfinite(row["sigma_b"]):
+        return NOT_SEPARABLE, NOT_SEPARABLE
+    return (
+        sigma_cell(row["sigma_b"], row["sigma_b_upper"]),
+        sigma_cell(row["sigma_w"], row["sigma_w_upper"]),
+    )
 
 
 def terms_table() -> str:

@@ -21,9 +21,9 @@ from matplotlib.figure import Figure
 from zgain.core.errors import DataError
 from zgain.core.runs import rate_label
 from zgain.params import CommonCVAEParams
-from zgain.report.commentary import fmt
 from zgain.report.figures import ORACLE_COLOUR, Style, new_figure, outside_legend, styles
 from zgain.report.loading import EvalResults
+from zgain.report.markdown import fmt
 
 QUANTITY = "val_z_information"
 PLATEAU_TABLE = "plateau"

@@ -7,7 +7,7 @@ Setup's `dvc exp run` line.
 from __future__ import annotations
 
 from zgain.params import DataParams, PairsParams
-from zgain.report.commentary import fmt
+from zgain.report.markdown import fmt
 
 ANOTHER_NOISE = 0.05  # the rerun example's noise when this world has none
 OTHER_PRIOR = {"uniform": "x_dependent", "x_dependent": "uniform"}

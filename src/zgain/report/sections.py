@@ -4,28 +4,37 @@ equal-rate twins (docs/method.md#comparison-at-equal-rate)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 from zgain.core.runs import rate_label
+from zgain.cvae.terms import terms_used
 from zgain.params import DataParams, PairsParams, Params
 from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
-from zgain.report.commentary import fmt, fmt_stats
 from zgain.report.controller import by_cause, cause_sentence
 from zgain.report.coverage import Coverage
 from zgain.report.frontier import RATE_TOLERANCE, TWIN_METRICS, off_target
 from zgain.report.loading import DEVICE_COLUMN, EvalResults
-from zgain.report.markdown import markdown_table
-from zgain.report.statistics import method_label, percent
+from zgain.report.markdown import (
+    NOT_APPLICABLE,
+    caption,
+    column_header,
+    fmt,
+    fmt_stats,
+    listing,
+    markdown_table,
+    method_label,
+    percent,
+    plural,
+)
+from zgain.report.statistics import BETTER, EQUIVALENT, WORSE
 from zgain.report.tables import SEEDS, TableSpec
-from zgain.report.verdicts import BETTER, EQUIVALENT, WORSE
 
 RATE_CHECK_TABLE = "rate_check"
 FIGURES_DIR = "figures"
-SYMBOL = {"gross_gain": "G", "marginal_gain": "G^marg", "z_information": "I^θ"}
 AT_RATE = "@C"  # suffix of a column adjusted to exactly the target rate
 ADJUSTMENT_NOTE = (
     "Columns *at C*: each seed's value adjusted to exactly KL = C along its variant's frontier, "
@@ -37,16 +46,6 @@ NO_ADJUSTMENT_NOTE = (
     "Columns *at C*: with one target rate there is no frontier to follow, so they equal the raw "
     "values (not adjusted)."
 )
-
-NOT_APPLICABLE = "—"  # a column a reference row does not have
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def caption(number: int, title: str, method: str, note: str = "") -> str:
-    return f"*Table {number}. {title}; {method}.*" + (f" {note}" if note else "")
 
 
 def rate_check_section(
@@ -199,10 +198,6 @@ def twin_conclusion(pair: tuple[str, str], verdicts: pd.DataFrame | None) -> str
     )
 
 
-def column_header(metric: str) -> str:
-    return f"`{metric}` ({SYMBOL[metric]})" if metric in SYMBOL else f"`{metric}`"
-
-
 def at_rate_header(metric: str) -> str:
     """Column header; an adjusted column `m@C` reads "`m` at C"."""
     if metric.endswith(AT_RATE):
@@ -225,13 +220,6 @@ def with_adjusted_cells(spec: TableSpec, table: pd.DataFrame) -> tuple[TableSpec
 
 CAPTION_ORDER = ("z_information", "capture", "marginal_gain", "probe_accuracy")
 """The frontier figure's panels in the order of its caption (zgain.report.figures)."""
-
-
-def listing(items: Sequence[str], *, serial: bool = False) -> str:
-    """`a`, `a and b`, `a, b and c` (`a, b, and c` when `serial`)."""
-    if len(items) < 3:
-        return " and ".join(items)
-    return ", ".join(items[:-1]) + ("," if serial else "") + " and " + items[-1]
 
 
 def figure_captions(coverage: Coverage) -> dict[str, str]:
@@ -412,3 +400,89 @@ def mixed_devices_lines(runs: pd.DataFrame) -> list[str]:
         "rounding differs between kinds, so compare their numbers within the intervals, "
         "not digit by digit."
     ]
+
+
+DAMAGE_THRESHOLD = -0.05
+"""marginal_gain (nats/seq) below which a likelihood objective counts as damaged."""
+LIKELIHOOD_TERM = "sum"
+"""The reconstruction term of the likelihood objective (docs/method.md#sum)."""
+
+
+INTEGER_METRICS = frozenset({"iw_samples", "latent_dim"})
+
+
+def cell_text(row: Mapping, n_seeds: int) -> str:
+    """A seed cell as `mean [low, high]` (`(n=k)` when k < n seeds define it); others as values."""
+    if row["kind"] != SEEDS:
+        return fmt(row["mean"], 0 if row["source"] in INTEGER_METRICS else 3)
+    if row["n"] == 0:
+        return fmt(math.nan)
+    text = fmt(row["mean"], 0) if row["metric"] in INTEGER_METRICS else fmt_stats(row)
+    return text + (f" (n={row['n']})" if row["n"] < n_seeds else "")
+
+
+def render_table(
+    spec: TableSpec,
+    table: pd.DataFrame,
+    n_seeds: int,
+    header: Callable[[str], str] = column_header,
+) -> str:
+    """The Markdown of one long table: one row per label in order, one column per metric
+    (headed by `header(metric)`)."""
+    cells = {(r["variant"], r["metric"]): cell_text(r, n_seeds) for _, r in table.iterrows()}
+    labels = list(dict.fromkeys(table["variant"]))
+    rows = [
+        [label] + [cells.get((label, m), NOT_APPLICABLE) for m in spec.columns] for label in labels
+    ]
+    return markdown_table(["row", *map(header, spec.columns)], rows)
+
+
+def variant_rows(table: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The variants' cells over seeds for `metric`, defined ones only, best mean first."""
+    rows = table[(table["metric"] == metric) & (table["kind"] == SEEDS)]
+    rows = rows[rows["mean"].notna()]
+    return rows.sort_values("mean", ascending=False, kind="stable")
+
+
+def likelihood_variants(weights: Mapping[str, Mapping[str, float]]) -> list[str]:
+    """Variants whose only positively weighted term is `sum`, the likelihood objective."""
+    return [variant for variant, terms in weights.items() if terms_used(terms) == {LIKELIHOOD_TERM}]
+
+
+def damage_sentences(
+    decomposition: pd.DataFrame, weights: Mapping[str, Mapping[str, float]]
+) -> list[str]:
+    """Flag every likelihood objective whose mean marginal_gain is below DAMAGE_THRESHOLD.
+
+    A likelihood objective starts at the base (marginal_gain = 0 at the entangled
+    initialization) and trains on the sequence NLL itself, so a clearly negative marginal gain
+    (nats/seq) means fine-tuning made the CVAE, z marginalized, a worse model of y given x.
+    `weights` maps each listed variant to its params weights (params.cvae.variants).
+    """
+    candidates = likelihood_variants(weights)
+    if not candidates:
+        return [
+            f"No variant is a likelihood objective (weights only `{LIKELIHOOD_TERM}`), so no "
+            "damage check applies."
+        ]
+    rows = variant_rows(decomposition, "marginal_gain").set_index("variant")
+    lines = []
+    for variant in candidates:
+        if variant not in rows.index:
+            lines.append(f"{variant}: `marginal_gain` is undefined, the damage check cannot run.")
+            continue
+        row = rows.loc[variant]
+        if row["mean"] < DAMAGE_THRESHOLD:
+            lines.append(
+                f"**damaged**: {variant} is a likelihood objective (weights only "
+                f"`{LIKELIHOOD_TERM}`) yet its `marginal_gain` is {fmt_stats(row)} nats/seq, below "
+                f"{fmt(DAMAGE_THRESHOLD, 2)}: fine-tuning cost likelihood. It started at the base "
+                "(G^marg = 0) and trains on the likelihood itself, so part of its I^θ = M − L may "
+                "only win back what fine-tuning lost from M."
+            )
+        else:
+            lines.append(
+                f"{variant} is a likelihood objective and keeps `marginal_gain` = "
+                f"{fmt_stats(row)} nats/seq ≥ {fmt(DAMAGE_THRESHOLD, 2)}: not damaged."
+            )
+    return lines

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from zgain.report.markdown import markdown_table
-from zgain.report.statistics import percent
+from zgain.report.markdown import markdown_table, percent
 from zgain.report.worlds import FLIPS, HOLDS, KEY, OPEN, cell, side_by_side
 
 RUN = "run"

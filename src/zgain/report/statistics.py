@@ -117,18 +117,6 @@ def paired_row(
     return {**stats.row(), "separated": stats.excludes(0.0) if stats.has_interval else None}
 
 
-def method_label(n_seeds: int, confidence: float) -> str:
-    """How every cell over seeds was computed, for table and figure captions."""
-    if n_seeds == 1:
-        return "one seed: the value of that seed, no interval (one seed has no spread)"
-    return f"mean over {n_seeds} seeds, {percent(confidence)} t-interval"
-
-
-def percent(confidence: float) -> str:
-    """0.95 -> '95%', 0.975 -> '97.5%'."""
-    return f"{confidence * 100:g}%"
-
-
 def half_width(scale: float, n: int, confidence: float) -> float:
     """t_{(1+c)/2, n−1} · scale: the half-width of a two-sided t-interval at level c over n
     replicates, `scale` the standard error (or, divided by √n after, the sample sd). Works on

@@ -29,19 +29,15 @@ import pandas as pd
 
 from zgain.report.adjust import Adjusted, finite_seeds, jackknife
 from zgain.report.statistics import (
-    BETTER,
-    EQUIVALENT,
     MIN_SEEDS,
     POWER,
     SEEDS_CAP,
     UNDETERMINED,
-    WORSE,
     Evidence,
     alpha_of,
     decide,
     finite_mean,
     half_width,
-    percent,
     smallest_n,
     spread_upper_bound,
     t_bounds,
@@ -72,15 +68,6 @@ VERDICT_COLUMNS = [
     "replicates_needed",
 ]
 HALF_WIDTH_COLUMNS = ["variant", "rate", "mean", "sd", "n", "half_width", "target", "seeds_needed"]
-
-
-SYMBOL = {BETTER: "▲", WORSE: "▼", EQUIVALENT: "≈", UNDETERMINED: "?"}
-
-
-def legend(confidence: float) -> str:
-    """The verdict symbols, with the level of the TOST interval behind ≈ (1 − 2α)."""
-    tost = percent(1.0 - 2.0 * alpha_of(confidence))
-    return f"▲ better ▼ worse ≈ equivalent ({tost} interval) ? undetermined"
 
 
 def replicates_needed(mean: float, sd: float, n: int, alpha: float) -> str:

@@ -16,10 +16,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from zgain.report.commentary import fmt
-from zgain.report.markdown import markdown_table
-from zgain.report.statistics import percent
-from zgain.report.verdicts import BETTER, UNDETERMINED, WORSE
+from zgain.report.markdown import fmt, markdown_table, percent
+from zgain.report.statistics import BETTER, UNDETERMINED, WORSE
 
 KNOBS = ("prefix", "decoy_positions", "decoy_noise")
 """The world's keys of `data` the view names (docs/method.md#world-knobs)."""

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from zgain.report.markdown import frame_table
-from zgain.report.statistics import Evidence, decide, percent, t_interval
+from zgain.report.markdown import frame_table, percent
+from zgain.report.statistics import Evidence, decide, t_interval
 from zgain.report.sweep.tables import (
     SWEEP_METRICS,
     SweepError,
