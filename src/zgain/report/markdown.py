@@ -111,21 +111,24 @@ def pivot(
     table: pd.DataFrame,
     index: str | Sequence[str],
     column: str,
-    text: Callable[[pd.Series], str],
+    text: Callable[[Mapping], str],
     columns: Sequence | None = None,
     missing: str = NA,
-) -> tuple[list[Hashable], list[list[str]]]:
-    """The one long-to-wide step: (row keys, rows of cells), one row per distinct `index` value
-    (a tuple for several columns) in first-seen order, one cell per `columns` value (default:
-    the distinct `column` values, first seen first) holding text(row), `missing` where none."""
+    label: Callable[[Hashable], str] = str,
+) -> list[list[str]]:
+    """The one long-to-wide step: one row per distinct `index` value (a tuple for several
+    columns), first seen first, headed by label(value), then one cell per `columns` value
+    (default: the distinct `column` values, first seen first) holding text(row), `missing`
+    where the table has no row."""
 
-    def key(row: pd.Series) -> Hashable:
+    def key(row: Mapping) -> Hashable:
         return row[index] if isinstance(index, str) else tuple(row[i] for i in index)
 
-    cells = {(key(r), r[column]): text(r) for _, r in table.iterrows()}
-    keys = list(dict.fromkeys(key(r) for _, r in table.iterrows()))
+    records = table.to_dict("records")  # each column keeps its type (an int stays an int)
+    cells = {(key(r), r[column]): text(r) for r in records}
+    keys = dict.fromkeys(key(r) for r in records)
     columns = list(dict.fromkeys(table[column])) if columns is None else columns
-    return keys, [[cells.get((k, c), missing) for c in columns] for k in keys]
+    return [[label(k), *(cells.get((k, c), missing) for c in columns)] for k in keys]
 
 
 def sigma_cell(sigma: float, upper: float) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from zgain.core.errors import DataError
+from zgain.report.markdown import pivot
 
 MISMATCH_TABLE = "mismatch"
 MISMATCH_COLUMNS = [
@@ -60,12 +61,8 @@ def mismatch_rows(table: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     header = ["", *(f"t = {p}" for p in positions)]
     first = table[table["base"] == table["base"].iloc[0]].set_index("position")
     rows = [["oracle b*_t", *(f"{first.loc[p, 'oracle_surprisal']:.3f}" for p in positions)]]
-    for base, frame in table.groupby("base", sort=False):
-        at = frame.set_index("position")["mismatch"]
-        rows.append(
-            [
-                f"base {base}: b_t − b*_t",
-                *(f"{at[p]:+.3f}" if p in at else "n/a" for p in positions),
-            ]
-        )
+    text = lambda r: f"{r['mismatch']:+.3f}"  # noqa: E731
+    rows += pivot(
+        table, "base", "position", text, positions, label=lambda b: f"base {b}: b_t − b*_t"
+    )
     return header, rows

@@ -28,6 +28,7 @@ from zgain.report.markdown import (
     markdown_table,
     method_label,
     percent,
+    pivot,
     plural,
 )
 from zgain.report.statistics import BETTER, EQUIVALENT, WORSE
@@ -63,11 +64,7 @@ def rate_check_section(
         return []
     kl = frontier[frontier["metric"] == "kl"]
     rates = list(dict.fromkeys(kl["rate"]))
-    cells = {(r["variant"], r["rate"]): fmt_stats(r) for _, r in kl.iterrows()}
-    rows = [
-        [variant] + [cells[(variant, rate)] for rate in rates]
-        for variant in dict.fromkeys(kl["variant"])
-    ]
+    rows = pivot(kl, "variant", "rate", fmt_stats)
     tolerance = f"{RATE_TOLERANCE:.0%}"
     lines = [
         "## Rates reached",
@@ -138,9 +135,9 @@ def twin_section(
     if twins is None or pair is None:
         return []
     first, second = pair
-    cells = {(r["rate"], r["metric"]): fmt_stats(r, signed=True) for _, r in twins.iterrows()}
-    rates = list(dict.fromkeys(twins["rate"]))
-    rows = [[rate_label(rate)] + [cells[(rate, m)] for m in TWIN_METRICS] for rate in rates]
+    rows = pivot(
+        twins, "rate", "metric", lambda r: fmt_stats(r, signed=True), TWIN_METRICS, label=rate_label
+    )
     return [
         f"## Equal-rate check: {first} against {second}",
         "",
@@ -429,11 +426,8 @@ def render_table(
 ) -> str:
     """The Markdown of one long table: one row per label in order, one column per metric
     (headed by `header(metric)`)."""
-    cells = {(r["variant"], r["metric"]): cell_text(r, n_seeds) for _, r in table.iterrows()}
-    labels = list(dict.fromkeys(table["variant"]))
-    rows = [
-        [label] + [cells.get((label, m), NOT_APPLICABLE) for m in spec.columns] for label in labels
-    ]
+    text = lambda r: cell_text(r, n_seeds)  # noqa: E731
+    rows = pivot(table, "variant", "metric", text, spec.columns, NOT_APPLICABLE)
     return markdown_table(["row", *map(header, spec.columns)], rows)
 
 

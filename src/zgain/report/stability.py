@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from zgain.report.markdown import markdown_table, percent
-from zgain.report.worlds import FLIPS, HOLDS, KEY, OPEN, cell, side_by_side
+from zgain.report.markdown import percent
+from zgain.report.worlds import FLIPS, HOLDS, KEY, OPEN, comparison_tables, side_by_side
 
 RUN = "run"
 SAID = {
@@ -77,14 +77,5 @@ def stability_markdown(runs: Sequence[Trained], table: pd.DataFrame, command: st
             items.append(f"{r['a']} − {r['b']} ({r['metric']}, C = {r['rate']:g}: {where})")
         lines.append(f"- {len(items)} {said}" + (": " + "; ".join(items) if items else "") + ".")
     lines.append("")
-    for (rate, metric), group in table.groupby(["rate", "metric"], sort=True):
-        lines += [f"## {metric} at C = {rate:g}", "", f"Each cell: verdict, a − b [{level}].", ""]
-        rows = []
-        for (a, b), comparison in group.groupby(["a", "b"], sort=False):
-            by_run = comparison.set_index(RUN)
-            rows.append(
-                [f"{a} − {b}", *[cell(by_run.loc[n]) for n in labels]]
-                + [comparison["agreement"].iloc[0]]
-            )
-        lines += [markdown_table(["comparison", *labels, "across steps"], rows), ""]
+    lines += comparison_tables(table, RUN, labels, level, "across steps")
     return "\n".join(lines)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from zgain.report.markdown import fmt, markdown_table, percent
+from zgain.report.markdown import fmt, markdown_table, percent, pivot
 from zgain.report.statistics import BETTER, UNDETERMINED, WORSE
 
 KNOBS = ("prefix", "decoy_positions", "decoy_noise")
@@ -181,18 +181,23 @@ def view_markdown(worlds: Sequence[World], across: pd.DataFrame, command: str) -
         "",
     ]
     lines += summary_sentences(across)
-    for (rate, metric), group in across.groupby(["rate", "metric"], sort=True):
-        header = f"## {metric} at C = {rate:g}"
-        lines += [header, "", f"Each cell: verdict, a − b [{interval_level(worlds)}].", ""]
-        rows = []
-        for (a, b), comparison in group.groupby(["a", "b"], sort=False):
-            by_world = comparison.set_index("world")
-            rows.append(
-                [f"{a} − {b}", *[cell(by_world.loc[n]) for n in names]]
-                + [comparison["agreement"].iloc[0]]
-            )
-        lines += [markdown_table(["comparison", *names, "across worlds"], rows), ""]
+    lines += comparison_tables(across, "world", names, interval_level(worlds), "across worlds")
     return "\n".join(lines)
+
+
+def comparison_tables(
+    table: pd.DataFrame, column: str, names: Sequence[str], level: str, across: str
+) -> list[str]:
+    """One section per (rate, metric) of a `side_by_side` table: a row per comparison, its cell
+    under each of `names` (the values of `column`), then its agreement."""
+    lines = []
+    for (rate, metric), group in table.groupby(["rate", "metric"], sort=True):
+        lines += [f"## {metric} at C = {rate:g}", "", f"Each cell: verdict, a − b [{level}].", ""]
+        rows = pivot(group, ["a", "b"], column, cell, names, label=lambda k: f"{k[0]} − {k[1]}")
+        agreed = group.groupby(["a", "b"], sort=False)["agreement"].first()
+        rows = [[*row, agreement] for row, agreement in zip(rows, agreed, strict=True)]
+        lines += [markdown_table(["comparison", *names, across], rows), ""]
+    return lines
 
 
 def interval_level(worlds: Sequence[World]) -> str:
