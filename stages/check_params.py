@@ -5,7 +5,8 @@ Every other stage tracks only the keys it reads, so a key no stage reads (a typo
 believes a change ran. This stage depends on `params.yaml` as a file (not on its values as
 params, which would make every key a column of `dvc exp show`): any edit reruns it, and a bad
 file stops `dvc repro` with one line per problem, the weight names of every variant checked
-against the registry of reconstruction terms.
+against the registry of reconstruction terms and, for `data.source: pairs`, the columns of the
+pairs file against the ones params name (`zgain.preflight`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ import typer
 from zgain.core.cli import run_stage
 from zgain.core.errors import ParamsError
 from zgain.cvae.objective import weight_errors
-from zgain.params import PARAMS_FILE, PairsParams, Params, load_params
+from zgain.params import PARAMS_FILE, PairsParams, Params, parse_params, read_yaml
+from zgain.preflight import pairs_header_errors, probe_split_lines, switched_source_lines
 
 
 def pairs_file_errors(params: Params) -> list[str]:
-    """data.source pairs: the file `generate` will read must exist and open, checked before
-    any stage runs (generate would otherwise fail only after DVC has started it)."""
+    """data.source pairs: the file `generate` will read must exist, open and hold the columns
+    params name, checked before any stage runs (generate would otherwise fail only after DVC
+    has started it)."""
     data = params.data
     if not isinstance(data, PairsParams):
         return []
@@ -33,15 +36,19 @@ def pairs_file_errors(params: Params) -> list[str]:
         path.open("rb").close()
     except OSError as err:
         return [f"data.file: {path} cannot be read ({err.strerror})"]
-    return []
+    return pairs_header_errors(data)
 
 
 def problems(path: str | Path = PARAMS_FILE) -> tuple[Params | None, list[str]]:
     """The params of `path` and every problem with them, one line each (none: valid)."""
     try:
-        params = load_params(path)
-    except ParamsError as err:
+        raw = read_yaml(path)
+    except ParamsError as err:  # not YAML, or unreadable
         return None, list(err.lines)
+    try:
+        params = parse_params(raw)
+    except ParamsError as err:
+        return None, probe_split_lines(switched_source_lines(raw, list(err.lines)))
     lines = [
         line
         for name, variant in params.cvae.variants.items()
