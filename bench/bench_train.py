@@ -19,7 +19,8 @@ from bench.workload import VARIANT, Workload, params_with, raw_params, workload
 from zgain.core.nll import token_nll
 from zgain.core.sequences import minibatches, select, target_frame
 from zgain.core.tracking import live_run
-from zgain.cvae.fit import batch_loss, fit_cvae
+from zgain.cvae.fit import fit_cvae
+from zgain.cvae.member import batch_loss
 from zgain.cvae.gaussian import kl_divergence, reparameterize
 from zgain.cvae.model import CVAE
 

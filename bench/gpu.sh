@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The prepared GPU check (≤ 8 minutes on a CUDA machine): install, run the tiny DAG on the GPU,
+# The prepared GPU check (≤ 12 minutes on a CUDA machine): install, run the tiny DAG on the GPU,
 # time one default-size group, count host syncs per train step, write bench/gpu_check-MACHINE.md
-# (device, runs per hour, ms per step, host syncs per step, utilization from nvidia-smi).
+# (device, runs per hour, ms per step, host syncs per step, utilization from nvidia-smi); then
+# the member axis (bench/members.py) on the GPU, bench/members-MACHINE.md.
 #   bash bench/gpu.sh
 # PYTHON (default python3.11) creates the check's own environment .venv-gpu from
 # requirements.lock. ZGAIN_GPU_NO_INSTALL=1 skips that and runs $PYTHON as it is: it must
@@ -67,3 +68,6 @@ if [ -s "$work/smi.csv" ]; then
     echo '```'; cat "$work/smi.csv"; echo '```'; } >>"$OUT"
 fi
 echo "wrote $OUT"
+# the member axis on this device: stacked against lockstep at 1 to 44 members (a confirming
+# group is 8, a screening seed's whole grid 44), bench/members-MACHINE.md
+timeout 240 "$py" -m bench.members --steps 20 --repeats 3 --members 1,4,16,44

@@ -74,6 +74,7 @@ def train_runs(
             seed=seed,
             max_x_len=frames.max_x_len,
             device=torch_device,
+            engine=environment.engine,
         )
         for live in lives:
             live.summary["environment"] = environment.as_dict()

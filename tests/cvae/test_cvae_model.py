@@ -343,7 +343,7 @@ def test_checkpoint_round_trip_keeps_the_base_reader(tmp_path: Path) -> None:
 def test_the_priors_reader_features_are_the_prefix_of_the_posteriors() -> None:
     """The base is causal, so one reader pass over [x, SEP, y, EOS] serves both encoders: its
     first X+1 states equal a separate pass over the prior input [x, SEP] (up to rounding)."""
-    from zgain.cvae.fit import ReaderFeatures
+    from zgain.cvae.member import ReaderFeatures
 
     _, model = _make_cvae(encoders_read_base=True, prior="conditional")
     batch = random_batch(seed=4, batch_size=8)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from zgain.cvae.fit import fused_adam
+from zgain.cvae.member import fused_adam
 
 
 def _trained(fused: bool, steps: int = 20) -> list[torch.Tensor]:

@@ -15,7 +15,7 @@ from stages import evaluate, train_cvae
 from zgain.core.checkpoint import read_checkpoint
 from zgain.core.errors import ParamsError
 from zgain.core.runs import Run
-from zgain.cvae.fit import Member, ReaderFeatures, batch_loss
+from zgain.cvae.member import Member, ReaderFeatures, batch_loss
 from zgain.cvae.model import CVAE, KIND_CVAE
 from zgain.cvae.objective import Objective
 from zgain.params import CVAEConfig, parse_params

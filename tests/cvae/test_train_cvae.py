@@ -200,17 +200,17 @@ def test_the_weight_average_is_the_ema_of_the_iterates_and_leaves_training_alone
     """With weight_average d the saved weights are EMA_1 = w_1, EMA_t = d·EMA_{t−1} + (1−d)·w_t
     over the iterates w_t after each optimizer step; the iterates themselves, and so the
     training curve, are those of the run without the average."""
-    from zgain.cvae import fit
+    from zgain.cvae import member
 
     decay, steps = 0.5, 5
     iterates: list[dict[str, torch.Tensor]] = []
-    original = fit.Member.step
+    original = member.Member.step
 
-    def recording(member) -> None:
-        original(member)
-        iterates.append({k: v.detach().clone() for k, v in member.model.named_parameters()})
+    def recording(run) -> None:
+        original(run)
+        iterates.append({k: v.detach().clone() for k, v in run.model.named_parameters()})
 
-    monkeypatch.setattr(fit.Member, "step", recording)
+    monkeypatch.setattr(member.Member, "step", recording)
     variant = DEFAULT_VARIANTS["token_mean"]
     plain, plain_log = _fit(tiny_pipeline, _short_common(tiny_pipeline, steps=steps), variant)
     plain_iterates, iterates[:] = list(iterates), []
@@ -323,7 +323,7 @@ def test_the_run_records_the_device_and_threads_it_used(tiny_pipeline, tmp_path,
 
 
 def test_the_decoder_learns_at_its_own_rate_and_both_rates_decay(tiny_pipeline):
-    from zgain.cvae.fit import param_groups
+    from zgain.cvae.member import param_groups
 
     common = _short_common(tiny_pipeline, decoder_lr=1e-5, lr_warmup_steps=2, min_lr_ratio=0.1)
     model = _fresh_cvae(tiny_pipeline, common)
@@ -342,7 +342,7 @@ def test_the_decoder_learns_at_its_own_rate_and_both_rates_decay(tiny_pipeline):
 
 
 def test_a_frozen_decoder_gets_no_optimizer_group(tiny_pipeline):
-    from zgain.cvae.fit import param_groups
+    from zgain.cvae.member import param_groups
 
     common = tiny_pipeline.cvae.common
     frozen_model = common.model.model_copy(update={"freeze_decoder": "all"})

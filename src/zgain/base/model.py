@@ -58,6 +58,20 @@ def causal_mask(queries: int, keys: int, device: torch.device | str) -> Tensor:
     return torch.ones(queries, keys, dtype=torch.bool, device=device).tril(keys - queries)
 
 
+def explicit_attention(
+    q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, causal: bool
+) -> Tensor:
+    """softmax(q kᵀ / √hs + mask) v, what `F.scaled_dot_product_attention` computes without
+    dropout: q (B, nh, S', hs), k, v (B, nh, S, hs), attn_mask bool broadcastable to
+    (B, nh, S', S) (True: may attend) -> (B, nh, S', hs)."""
+    scores = (q @ k.transpose(2, 3)) * q.shape[-1] ** -0.5
+    if causal:
+        attn_mask = causal_mask(q.shape[2], k.shape[2], q.device)
+    if attn_mask is not None:
+        scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+    return scores.softmax(dim=-1) @ v
+
+
 @dataclass(frozen=True)
 class Memory:
     """One extra attention slot for a causal block: key and value (B, nh, 1, hs), gate (nh,)."""
@@ -110,6 +124,9 @@ class Block(nn.Module):
             nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model), nn.Dropout(dropout)
         )
         self.resid_drop = nn.Dropout(dropout)
+        # softmax attention written out instead of torch's fused kernel: set on a stack's
+        # template (zgain.cvae.stack), where vmap has no batching rule for the CPU kernel
+        self.explicit_attention = False
 
     def forward(
         self,
@@ -152,9 +169,13 @@ class Block(nn.Module):
             attn_mask = None if key_mask is None else key_mask[:, None, None, :]  # (B, 1, 1, S)
             if first:
                 attn_mask = causal_mask(seq - first, seq, h.device)  # (S', S)
-            attended = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=attn_mask, dropout_p=dropout, is_causal=self.causal and not first
-            )  # (B, nh, S', hs)
+            causal = self.causal and not first
+            if self.explicit_attention and not dropout:
+                attended = explicit_attention(q, k, v, attn_mask, causal)
+            else:
+                attended = F.scaled_dot_product_attention(
+                    q, k, v, attn_mask=attn_mask, dropout_p=dropout, is_causal=causal
+                )  # (B, nh, S', hs)
         attended = attended.transpose(1, 2).reshape(batch, seq - first, width)  # (B, S', D)
         h = h[:, first:] + self.resid_drop(self.attn_out(attended))
         return h + self.mlp(self.ln_mlp(h))

@@ -27,7 +27,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Annotated, Any
+from typing import IO, Annotated, Any, Literal
 
 import torch
 import typer
@@ -37,6 +37,9 @@ from zgain.core.errors import NonFiniteLossError, ParamsError
 DEVICE_ENV = "ZGAIN_DEVICE"
 THREADS_ENV = "ZGAIN_THREADS"
 WORKERS_ENV = "ZGAIN_WORKERS"
+ENGINE_ENV = "ZGAIN_ENGINE"
+Engine = Literal["lockstep", "stacked"]
+ENGINES: tuple[Engine, ...] = ("lockstep", "stacked")
 WORKER_DIR_ENV = "ZGAIN_WORKER_DIR"  # where the slot lock files live (default: a temp folder)
 AUTO = "auto"
 _DEVICE_PATTERN = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
@@ -65,6 +68,7 @@ class RunEnvironment:
     worker: int | None  # slot k of ZGAIN_WORKERS concurrent workers; None outside a pool
     cpu_model: str = ""  # /proc/cpuinfo's model name (or platform.processor())
     cpu_isa: str = ""  # the vector paths torch and numpy took, e.g. "torch AVX512, numpy X86_V4"
+    engine: str = ""  # how a group's runs were trained: "lockstep" or "stacked" (resolve_engine)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -263,8 +267,29 @@ def setup_torch(
     dtype = "bfloat16" if chosen.type == "cuda" else "float32"
     host = socket.gethostname()
     return chosen, RunEnvironment(
-        str(chosen), dtype, n_threads, torch.__version__, host, worker, cpu_model(), cpu_isa()
+        str(chosen),
+        dtype,
+        n_threads,
+        torch.__version__,
+        host,
+        worker,
+        cpu_model(),
+        cpu_isa(),
+        resolve_engine(chosen),
     )
+
+
+def resolve_engine(device: torch.device, value: str | None = None) -> Engine:
+    """How a group's runs train: `value`, else `ZGAIN_ENGINE`, else "stacked" on CUDA and
+    "lockstep" elsewhere. Both train the same runs (equal up to float rounding); on this
+    project's CPUs the member axis measured no faster (docs/performance.md#the-member-axis)."""
+    raw = value if value is not None else os.environ.get(ENGINE_ENV, "")
+    raw = raw.strip()
+    if raw == "":
+        return "stacked" if device.type == "cuda" else "lockstep"
+    if raw not in ENGINES:
+        raise ParamsError(f"{ENGINE_ENV}: must be one of {', '.join(ENGINES)}, got {raw!r}")
+    return raw  # type: ignore[return-value]
 
 
 def cpu_model() -> str:

@@ -38,11 +38,19 @@ def sample(mu: A, logvar: A, n: int, generator: torch.Generator | np.random.Gene
     shape = (mu.shape[0], n, mu.shape[1])
     if isinstance(mu, Tensor):
         eps = torch.randn(shape, generator=generator, device=mu.device, dtype=mu.dtype)
-        std = torch.exp(0.5 * clamp_logvar(logvar))
     else:
         if not isinstance(generator, np.random.Generator):
             raise TypeError("NumPy draws need a numpy.random.Generator")
         eps = generator.standard_normal(shape)
+    return shift_scale(mu, logvar, eps)
+
+
+def shift_scale(mu: A, logvar: A, eps: A) -> A:
+    """z = mu + sigma * eps for standard-normal eps: mu, logvar (B, D), eps (B, n, D) -> z
+    (B, n, D), the log-variance clamped first (`sample` with its noise drawn by the caller)."""
+    if isinstance(mu, Tensor):
+        std = torch.exp(0.5 * clamp_logvar(logvar))
+    else:
         std = np.exp(0.5 * clamp_logvar(logvar))
     return mu[:, None, :] + std[:, None, :] * eps
 
