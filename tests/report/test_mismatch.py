@@ -10,7 +10,8 @@ import pytest
 
 from zgain.core.errors import DataError
 from zgain.core.io import write_table
-from zgain.report.mismatch import MISMATCH_COLUMNS, base_mismatch, mismatch_table
+from zgain.report.mismatch import base_mismatch, mismatch_table
+from zgain.report.registry import MISMATCH
 
 
 def test_pairs_data_without_a_token_oracle_gives_no_rows(tmp_path: Path) -> None:
@@ -24,7 +25,7 @@ def test_pairs_data_without_a_token_oracle_gives_no_rows(tmp_path: Path) -> None
     )
     write_table(table, tmp_path / "tokens.parquet", table.schema)
     rows = base_mismatch(tmp_path, 0)
-    assert rows.empty and list(rows.columns) == MISMATCH_COLUMNS
+    assert rows.empty and tuple(rows.columns) == MISMATCH.columns
     assert mismatch_table([rows]).empty
 
 

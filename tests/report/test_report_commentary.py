@@ -16,8 +16,9 @@ import pytest
 from report_fakes import ORACLE_INFO, WEIGHTS
 
 from zgain.report.markdown import fmt, fmt_stats
+from zgain.report.registry import CELLS
 from zgain.report.sections import damage_sentences, likelihood_variants, variant_rows
-from zgain.report.tables import DEFINITION, SPLIT, TABLE_COLUMNS
+from zgain.report.tables import DEFINITION, SPLIT
 from zgain.report.tables import SEEDS as OVER_SEEDS
 
 NAN = math.nan
@@ -31,7 +32,7 @@ def cell(variant, metric, mean, low=NAN, high=NAN, n=3, kind=OVER_SEEDS) -> dict
 
 
 def table(*cells: dict) -> pd.DataFrame:
-    return pd.DataFrame(list(cells), columns=TABLE_COLUMNS)
+    return pd.DataFrame(list(cells), columns=list(CELLS))
 
 
 def decomposition(sum_marginal: dict | None = None) -> pd.DataFrame:

@@ -32,11 +32,10 @@ import typer
 import yaml
 from scipy.stats import t as student_t
 
+from zgain.report.registry import FOLDER as TABLES
+from zgain.report.registry import PROCEDURE, RUNS, VERDICTS
 from zgain.report.statistics import half_width, t_quantile
 
-TABLES = "tables"
-RUNS_TABLE, VERDICTS_TABLE = "runs.csv", "verdicts.csv"
-PROCEDURE_TABLE = "procedure.csv"  # the comparisons over bases (zgain.report.bases)
 PROCEDURE_KEY = ["a", "b", "rate", "metric"]
 PASS_LEVEL = 0.99  # an unchanged rerun passes with this probability
 NULL_DRAWS = 4000  # simulated reruns behind the threshold
@@ -229,8 +228,8 @@ def procedure_verdicts(reports: Path, repo: Path, revision: str) -> list[Verdict
     """Each comparison over bases (tables/procedure.csv) with a committed interval: the fresh
     mean against it, expected inside with `inside_probability` over the bases (a rerun that
     redraws every base is another draw of the per-base means). Empty when either run has none."""
-    fresh = reports / TABLES / PROCEDURE_TABLE
-    text = committed_text(repo, f"{tables_folder(reports, repo)}/{PROCEDURE_TABLE}", revision)
+    fresh = reports / TABLES / PROCEDURE.file
+    text = committed_text(repo, f"{tables_folder(reports, repo)}/{PROCEDURE.file}", revision)
     if not fresh.is_file() or text is None:
         return []
     confidence = committed_confidence(repo, revision)
@@ -244,7 +243,7 @@ def procedure_verdicts(reports: Path, repo: Path, revision: str) -> list[Verdict
         label = f"{row.a} − {row.b} C = {row.rate!r}"
         out.append(
             Verdict(
-                PROCEDURE_TABLE,
+                PROCEDURE.file,
                 label,
                 row.metric,
                 float(row.mean_f),
@@ -288,13 +287,13 @@ def calibrate(verdicts: list[Verdict], reports: Path, repo: Path, revision: str)
     """The exit rule's inputs: the simulated null of the count outside (with the committed
     runs' dependence between metrics) and the separated verdicts that reversed."""
     folder = tables_folder(reports, repo)
-    runs_text = committed_text(repo, f"{folder}/{RUNS_TABLE}", revision)
+    runs_text = committed_text(repo, f"{folder}/{RUNS.file}", revision)
     runs = pd.read_csv(io.StringIO(runs_text)) if runs_text else None
     null = null_outside_counts(verdicts, runs, committed_confidence(repo, revision))
-    fresh = reports / TABLES / VERDICTS_TABLE
+    fresh = reports / TABLES / VERDICTS.file
     flipped = reversed_verdicts(
         fresh.read_text() if fresh.is_file() else None,
-        committed_text(repo, f"{folder}/{VERDICTS_TABLE}", revision),
+        committed_text(repo, f"{folder}/{VERDICTS.file}", revision),
     )
     threshold = int(np.quantile(null, PASS_LEVEL, method="higher"))
     return Calibration(threshold, float(null.mean()), runs is not None, flipped)

@@ -29,13 +29,13 @@ import pandas as pd
 from zgain.evaluate.schema import KL_TARGET_KEY
 from zgain.report.frontier import outside_tolerance
 from zgain.report.loading import EvalResults
+from zgain.report.registry import ADJUSTMENT
 from zgain.report.statistics import Interval, finite_mean, half_width
 from zgain.report.tables import SEEDS
 
 ADJUSTED_METRICS = ("z_information", "capture", "marginal_gain")
 """The metrics adjusted to exactly the target rate, and the ones the verdicts compare."""
 ADJUSTED_PREFIX = "adjusted_"  # decomposition columns adjusted_mean, adjusted_low, adjusted_high
-ADJUSTMENT_COLUMNS = ["variant", "rate", "metric", "slope", "mean", "low", "high", "n", "excluded"]
 
 
 def frontier_slopes(kl_means: Sequence[float], metric_means: Sequence[float]) -> np.ndarray:
@@ -187,7 +187,7 @@ def finite_seeds(values: np.ndarray) -> list[int]:
 
 def adjustment_table(adjusted: Adjusted, confidence: float) -> pd.DataFrame:
     """tables/adjustment.csv: per (variant, rate, metric) the slope and the adjusted mean with
-    its jackknife interval over the kept seeds (ADJUSTMENT_COLUMNS; `excluded` counts the runs
+    its jackknife interval over the kept seeds (registry.ADJUSTMENT; `excluded` counts the runs
     left out as off their target)."""
     rows = []
     for (variant, rate, metric), values in adjusted.values.items():
@@ -198,17 +198,10 @@ def adjustment_table(adjusted: Adjusted, confidence: float) -> pd.DataFrame:
             confidence,
         )
         excluded = adjusted.excluded.get((variant, rate))
-        rows.append(
-            {
-                "variant": variant,
-                "rate": rate,
-                "metric": metric,
-                "slope": adjusted.slopes[(variant, rate, metric)],
-                **stats.row(),
-                "excluded": int(np.sum(excluded)) if excluded is not None else 0,
-            }
-        )
-    return pd.DataFrame(rows, columns=ADJUSTMENT_COLUMNS)
+        n_off = int(np.sum(excluded)) if excluded is not None else 0
+        slope = adjusted.slopes[(variant, rate, metric)]
+        rows.append((variant, rate, metric, slope, *stats.row().values(), n_off))
+    return ADJUSTMENT.frame(rows)
 
 
 def with_adjusted(

@@ -38,11 +38,12 @@ from zgain.report.markdown import (
     percent,
     sigma_cells,
 )
-from zgain.report.mismatch import MISMATCH_TABLE, base_mismatch, mismatch_rows, mismatch_table
+from zgain.report.mismatch import base_mismatch, mismatch_rows, mismatch_table
 from zgain.report.procedure import (
     detectable_difference,
     procedure_interval,
 )
+from zgain.report.registry import BASES, MISMATCH, PROCEDURE
 from zgain.report.statistics import (
     BETTER,
     EQUIVALENT,
@@ -54,33 +55,8 @@ from zgain.report.statistics import (
     mean_se,
 )
 
-PROCEDURE_TABLE = "procedure"
-BASES_TABLE = "bases"
 PROCEDURE_METRICS = ("capture", "marginal_gain")
 """The metrics compared over bases: the verdict table's two."""
-PROCEDURE_COLUMNS = [
-    "a",
-    "b",
-    "rate",
-    "metric",
-    "mean",
-    "low",
-    "high",
-    "n",
-    "replicates",
-    "sigma_b",
-    "sigma_b_upper",
-    "sigma_w",
-    "sigma_w_upper",
-    "detectable",
-    "detectable_upper",
-    "excluded",
-    "tost_low",
-    "tost_high",
-    "p",
-    "p_holm",
-    "verdict",
-]
 SCREENING, CONFIRMING = "screening", "confirming"
 
 
@@ -197,37 +173,20 @@ def procedure_table(
                 parts = result.components
                 n = result.interval.n
                 k = result.n_replicates / n if n else math.nan
+                detectable = (math.nan, math.nan)
+                if n >= 2:  # the smallest |Δ| at the estimated σ and at σ_B's bound
+                    detectable = (
+                        detectable_difference(parts.sigma_b, parts.sigma_w, n, k, confidence),
+                        detectable_difference(parts.sigma_b_upper, 0.0, n, k, confidence),
+                    )
                 rows.append(
-                    {
-                        "a": a,
-                        "b": b,
-                        "rate": rate,
-                        "metric": metric,
-                        **result.interval.row(),
-                        "replicates": result.n_replicates,
-                        "sigma_b": parts.sigma_b,
-                        "sigma_b_upper": parts.sigma_b_upper,
-                        "sigma_w": parts.sigma_w,
-                        "sigma_w_upper": parts.sigma_w_upper,
-                        "detectable": detectable_difference(
-                            parts.sigma_b, parts.sigma_w, n, k, confidence
-                        )
-                        if n >= 2
-                        else math.nan,
-                        "detectable_upper": detectable_difference(
-                            parts.sigma_b_upper, 0.0, n, k, confidence
-                        )
-                        if n >= 2
-                        else math.nan,
-                        "excluded": sum(base.n_off((a, b), rate) for base in bases),
-                        "tost_low": e.tost_low,
-                        "tost_high": e.tost_high,
-                        "p": e.p,
-                        "p_holm": p_holm,
-                        "verdict": verdict,
-                    }
+                    (a, b, rate, metric, *result.interval.row().values(), result.n_replicates)
+                    + (parts.sigma_b, parts.sigma_b_upper, parts.sigma_w, parts.sigma_w_upper)
+                    + detectable
+                    + (sum(base.n_off((a, b), rate) for base in bases), e.tost_low, e.tost_high)
+                    + (e.p, p_holm, verdict)
                 )
-    return pd.DataFrame(rows, columns=PROCEDURE_COLUMNS)
+    return PROCEDURE.frame(rows)
 
 
 def procedure_tables(
@@ -244,7 +203,7 @@ def procedure_tables(
     )
     facts = bases_table(bases, params.cvae.confirm.variants, adjusted, metrics[0])
     mismatch = mismatch_table([base.mismatch for base in bases])
-    return {PROCEDURE_TABLE: table, BASES_TABLE: facts, MISMATCH_TABLE: mismatch}
+    return {PROCEDURE.name: table, BASES.name: facts, MISMATCH.name: mismatch}
 
 
 def bases_table(
@@ -318,7 +277,7 @@ def procedure_sentence(
         f"a − b at C = {rate!r}, "
         f"{percent(confidence)} t over bases, the rule's verdict: {'; '.join(said)}. Δ capture "
         f"detectable at {percent(POWER)} power: {detectable} at the estimated σ, {bound} at the "
-        f"upper bound on the spread of the per-base means ([all](tables/{PROCEDURE_TABLE}.csv))."
+        f"upper bound on the spread of the per-base means ([all](tables/{PROCEDURE.name}.csv))."
     )
 
 
@@ -349,7 +308,7 @@ def procedure_section(
 ) -> list[str]:
     """The summary's section on the procedure: Table `number` (every comparison over bases,
     tables/procedure.csv) and Table `number + 1` (every base, tables/bases.csv)."""
-    table, bases_frame = tables[PROCEDURE_TABLE], tables[BASES_TABLE]
+    table, bases_frame = tables[PROCEDURE.name], tables[BASES.name]
     sigmas = [sigma_cells(row) for _, row in table.iterrows()]
     hidden = ["replicates", "tost_low", "tost_high", "p", "sigma_b_upper", "sigma_w_upper"]
     shown = (
@@ -381,7 +340,7 @@ def procedure_section(
         "",
         frame_table(facts),
         "",
-        *mismatch_section(tables[MISMATCH_TABLE], number + 2),
+        *mismatch_section(tables[MISMATCH.name], number + 2),
     ]
 
 

@@ -32,10 +32,6 @@ from zgain.report.controller import ControllerEnd, beta_bounds
 from zgain.report.coverage import Coverage
 from zgain.report.figures import build_figures, save_png, top_group
 from zgain.report.findings import (
-    ADJUSTMENT_TABLE,
-    HALF_WIDTH_TABLE,
-    POSITION_TABLE,
-    VERDICT_TABLE,
     additive_definitions,
     findings_lines,
     half_width_section,
@@ -54,14 +50,26 @@ from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
 from zgain.report.headline import capture_view, metrics_summary
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import method_label
-from zgain.report.mismatch import MISMATCH_TABLE
-from zgain.report.plateau import LEARNING_FIGURE, PLATEAU_TABLE, QUANTITY, plateau_outputs
+from zgain.report.plateau import LEARNING_FIGURE, QUANTITY, plateau_outputs
+from zgain.report.registry import (
+    ADJUSTMENT,
+    FOLDER,
+    FRONTIER,
+    HALF_WIDTHS,
+    MISMATCH,
+    PLATEAU,
+    POSITIONS,
+    RATE_CHECK,
+    RUNS,
+    STRATEGIES,
+    TWINS,
+    VERDICTS,
+)
 from zgain.report.scope import rerun_command
 from zgain.report.sections import (
     ADJUSTMENT_NOTE,
     FIGURES_DIR,
     NO_ADJUSTMENT_NOTE,
-    RATE_CHECK_TABLE,
     at_rate_header,
     caption,
     damage_sentences,
@@ -89,10 +97,7 @@ from zgain.report.verdicts import half_width_table, verdict_table
 SUMMARY_FILE = "summary.md"
 METRICS_FILE = "metrics.json"
 CAPTURE_FILE = "capture.json"  # the DVC metric (capture_view of metrics.json)
-TABLES_DIR, PLOTS_DIR = "tables", "plots"
-RUNS_TABLE = "runs"
-STRATEGY_TABLE = "information_by_strategy"
-FRONTIER_TABLE, TWIN_TABLE = "frontier", "equal_rate_twins"
+PLOTS_DIR = "plots"
 FIGURE_METRICS = ("token_z_information", "oracle_token_info", "oracle_info", "val_z_information")
 
 
@@ -159,7 +164,7 @@ def rate_sections(
 def strategy_spec(transforms: Sequence[str]) -> TableSpec:
     """The by-strategy table: one column per hidden strategy, in data.transforms order."""
     return TableSpec(
-        name=STRATEGY_TABLE,
+        name=STRATEGIES.name,
         title="Z-information by hidden strategy (nats per sequence)",
         columns=tuple(transforms),
         note="Each cell is the mean I^θ = M − L over the test examples drawn with that "
@@ -185,7 +190,7 @@ def summary_markdown(
     method = method_label(n_seeds, confidence)
     title, setup = header(params, results, list(by_rate))
     findings = findings_lines(
-        params, by_rate, headline, tables, tables[FRONTIER_TABLE], coverage, bases
+        params, by_rate, headline, tables, tables[FRONTIER.name], coverage, bases
     )
     lines = [*title, *findings]
     lines += ["", "## Setup", "", *setup]
@@ -198,19 +203,19 @@ def summary_markdown(
         lines += ["", "## Left out for this data", ""]
         lines += [f"- {line}." for line in coverage.left_out()]
     check = rate_check_section(
-        tables[RATE_CHECK_TABLE], tables[FRONTIER_TABLE], method, 1, beta_bounds(params)
+        tables[RATE_CHECK.name], tables[FRONTIER.name], method, 1, beta_bounds(params)
     )
     number = 2 if check else 1
     lines += ["", *check, "", "## Gain decomposition at each target rate"]
     lines += rate_sections(params, by_rate, tables, headline, method, n_seeds, number, coverage)
     number += len(by_rate)
     widths = half_width_section(
-        tables[HALF_WIDTH_TABLE], confidence, method, number, coverage.rank_metric
+        tables[HALF_WIDTHS.name], confidence, method, number, coverage.rank_metric
     )
     number += 1 if widths else 0
     lines += ["", *widths]
     pair = twin_variants({v: params.cvae.variants[v].weights for v in results.variants})
-    twins = twin_section(tables.get(TWIN_TABLE), pair, method, number, tables[VERDICT_TABLE])
+    twins = twin_section(tables.get(TWINS.name), pair, method, number, tables[VERDICTS.name])
     number += 1 if twins else 0
     lines += ["", *twins]
     at = f" at the headline rate C = {rate_label(headline)}"
@@ -225,15 +230,15 @@ def summary_markdown(
         spec = strategy_spec(coverage.strategies)
         text = caption(number, spec.title + at, method, spec.note)
         lines += ["", f"## {spec.title}{at}", "", text, ""]
-        lines.append(render_table(spec, tables[STRATEGY_TABLE], n_seeds, header=str))
+        lines.append(render_table(spec, tables[STRATEGIES.name], n_seeds, header=str))
         number += 1
     if len(bases) > 1:  # one base: no claim over bases
         lines += ["", *over_bases.procedure_section(tables, number, confidence)]
-        number += 2 if tables[MISMATCH_TABLE].empty else 3
+        number += 2 if tables[MISMATCH.name].empty else 3
     lines += [
         "",
         *verdicts_section(
-            tables[VERDICT_TABLE], coverage.verdict_metrics, method, number, confidence
+            tables[VERDICTS.name], coverage.verdict_metrics, method, number, confidence
         ),
     ]
     lines += figure_section(figures, n_seeds, confidence, coverage)
@@ -285,12 +290,12 @@ def build_report(
             coverage.decomposition, at_rate, confidence, latent_dim
         )
     adjusted = adjust_results(by_rate, coverage.metrics(ADJUSTED_METRICS))
-    tables[ADJUSTMENT_TABLE] = adjustment_table(adjusted, confidence)
+    tables[ADJUSTMENT.name] = adjustment_table(adjusted, confidence)
     names = {decomposition_name(rate): rate for rate in by_rate} | {DECOMPOSITION.name: headline}
     for name, rate in names.items():
-        tables[name] = with_adjusted(tables[name], tables[ADJUSTMENT_TABLE], rate)
+        tables[name] = with_adjusted(tables[name], tables[ADJUSTMENT.name], rate)
     report = params.report
-    tables[VERDICT_TABLE] = verdict_table(
+    tables[VERDICTS.name] = verdict_table(
         adjusted,
         results.variants,
         report.baseline_variant,
@@ -300,31 +305,31 @@ def build_report(
         confidence,
     )
     rank = coverage.rank_metric
-    tables[HALF_WIDTH_TABLE] = half_width_table(
+    tables[HALF_WIDTHS.name] = half_width_table(
         adjusted, results.variants, headline, getattr(report.equivalence, rank), confidence, rank
     )
-    tables[POSITION_TABLE] = information_by_position(results, confidence, coverage.token_oracle)
+    tables[POSITIONS.name] = information_by_position(results, confidence, coverage.token_oracle)
     if coverage.strategies:
-        tables[STRATEGY_TABLE] = information_by_strategy(results, coverage.strategies, confidence)
+        tables[STRATEGIES.name] = information_by_strategy(results, coverage.strategies, confidence)
     compared = coverage.metrics(over_bases.PROCEDURE_METRICS)
     tables |= over_bases.procedure_tables(bases, params, adjusted, compared)
-    tables[RUNS_TABLE] = runs_table(by_rate)
-    tables[RATE_CHECK_TABLE] = rate_check(by_rate, controller, beta_bounds(params))
-    tables[FRONTIER_TABLE] = frontier_table(by_rate, confidence)
+    tables[RUNS.name] = runs_table(by_rate)
+    tables[RATE_CHECK.name] = rate_check(by_rate, controller, beta_bounds(params))
+    tables[FRONTIER.name] = frontier_table(by_rate, confidence)
     pair = twin_variants({v: params.cvae.variants[v].weights for v in results.variants})
     if pair is not None:
-        tables[TWIN_TABLE] = twin_check(by_rate, pair, confidence)
-    plots = {"frontier": frontier_plot(tables[FRONTIER_TABLE])}
-    plots["information_by_position"] = information_by_position_plot(tables[POSITION_TABLE])
+        tables[TWINS.name] = twin_check(by_rate, pair, confidence)
+    plots = {"frontier": frontier_plot(tables[FRONTIER.name])}
+    plots["information_by_position"] = information_by_position_plot(tables[POSITIONS.name])
     for quantity, table in (curves or {}).items():
         plots[f"learning_{quantity}"] = table
     weights = {v: params.cvae.variants[v].weights for v in results.variants}
     additive = [v for v, w in weights.items() if len(terms_used(w)) > 1]
-    top = top_group(tables[ADJUSTMENT_TABLE], headline, coverage.rank_metric, report.equivalence)
+    top = top_group(tables[ADJUSTMENT.name], headline, coverage.rank_metric, report.equivalence)
     figures = build_figures(
         run_points(by_rate),
         tables[DECOMPOSITION.name],
-        tables[POSITION_TABLE],
+        tables[POSITIONS.name],
         results.variants,
         {
             name: value
@@ -336,7 +341,7 @@ def build_report(
             }.items()
             if math.isfinite(value)
         },
-        tables[VERDICT_TABLE],
+        tables[VERDICTS.name],
         coverage.rank_metric,
         None if coverage.complete else coverage.panels(),
         oracle=coverage.oracle,
@@ -344,14 +349,14 @@ def build_report(
         top=top,
     )
     if curves and QUANTITY in curves:
-        tables[PLATEAU_TABLE], figures[LEARNING_FIGURE] = plateau_outputs(
+        tables[PLATEAU.name], figures[LEARNING_FIGURE] = plateau_outputs(
             curves[QUANTITY], params.cvae.common, results, headline, top, additive
         )
     return Report(
         tables=tables,
         plots=plots,
         figures=figures,
-        metrics=metrics_summary(results, headline, tables[ADJUSTMENT_TABLE]),
+        metrics=metrics_summary(results, headline, tables[ADJUSTMENT.name]),
         summary=summary_markdown(params, by_rate, headline, tables, list(figures), coverage, bases),
     )
 
@@ -369,10 +374,10 @@ def write_report(report: Report, reports_dir: str | Path) -> None:
     report wrote in those folders survives a change of the report.
     """
     with atomic_dir(reports_dir) as root:
-        for folder in (TABLES_DIR, PLOTS_DIR, FIGURES_DIR):
+        for folder in (FOLDER, PLOTS_DIR, FIGURES_DIR):
             (root / folder).mkdir()
         for name, table in report.tables.items():
-            write_csv(table, root / TABLES_DIR / f"{name}.csv")
+            write_csv(table, root / FOLDER / f"{name}.csv")
         for name, table in report.plots.items():
             write_csv(table, root / PLOTS_DIR / f"{name}.csv")
         for name, fig in report.figures.items():

@@ -16,7 +16,6 @@ import pandas as pd
 from zgain.core.runs import rate_label
 from zgain.params import Params
 from zgain.report.bases import (
-    PROCEDURE_TABLE,
     BaseRuns,
     procedure_findings_table,
     procedure_sentence,
@@ -35,7 +34,8 @@ from zgain.report.markdown import (
     markdown_table,
     percent,
 )
-from zgain.report.plateau import PLATEAU_TABLE, plateau_sentence
+from zgain.report.plateau import plateau_sentence
+from zgain.report.registry import ADJUSTMENT, PLATEAU, POSITIONS, PROCEDURE, VERDICTS
 from zgain.report.scope import world_sentence
 from zgain.report.sections import one_base
 from zgain.report.statistics import (
@@ -49,8 +49,6 @@ from zgain.report.statistics import (
 )
 from zgain.report.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
 
-VERDICT_TABLE, HALF_WIDTH_TABLE, ADJUSTMENT_TABLE = "verdicts", "half_widths", "adjustment"
-POSITION_TABLE = "information_by_position"
 POSITION_FIGURE = "figures/information_by_position.png"
 RULE_LINK = "[Rule](../docs/method.md#verdicts)"
 MORE = {
@@ -224,7 +222,7 @@ def findings_lines(
     """The `## Findings` section (without the blank line before it): what holds, then the
     verdict table, then what it holds on and by which rule, in that order."""
     results = by_rate[headline]
-    verdicts = tables[VERDICT_TABLE]
+    verdicts = tables[VERDICTS.name]
     metrics = coverage.verdict_metrics
     report = params.report
     lines = ["## Findings", ""]
@@ -234,8 +232,8 @@ def findings_lines(
             f"screening verdict is undetermined (the rule needs {MIN_SEEDS})."
         )
     procedure = (
-        procedure_sentence(tables[PROCEDURE_TABLE], bases, headline, report.confidence)
-        if PROCEDURE_TABLE in tables
+        procedure_sentence(tables[PROCEDURE.name], bases, headline, report.confidence)
+        if PROCEDURE.name in tables
         else ""
     )
     # with too few screening seeds its verdicts say nothing; the procedure's then speak
@@ -248,7 +246,7 @@ def findings_lines(
     )
     lines += [f"{held} {net}".strip()]
     if procedure:  # the claims about the procedure come before the screening tier's table
-        lines += ["", procedure, "", procedure_findings_table(tables[PROCEDURE_TABLE], headline)]
+        lines += ["", procedure, "", procedure_findings_table(tables[PROCEDURE.name], headline)]
         lines += [
             "",
             f"*{legend(report.confidence)}; σ_B, σ_W of Δ capture ({NOT_SEPARABLE}: one "
@@ -265,7 +263,7 @@ def findings_lines(
             "",
             findings_table(
                 verdicts,
-                tables[ADJUSTMENT_TABLE],
+                tables[ADJUSTMENT.name],
                 headline,
                 metrics,
                 report.baseline_variant,
@@ -279,10 +277,10 @@ def findings_lines(
     lines += ["", rule_sentence(tables, verdicts, metrics, params, len(by_rate))]
     scope = world_sentence(params.data, results.split_value("n_examples"))
     lines += ["", f"{scope} {one_base(params)}" if not procedure else scope]
-    plateau = tables.get(PLATEAU_TABLE)
+    plateau = tables.get(PLATEAU.name)
     for extra in (
         "" if plateau is None else plateau_sentence(plateau, headline),
-        negative_information(frontier, tables[POSITION_TABLE], headline, coverage.token_oracle),
+        negative_information(frontier, tables[POSITIONS.name], headline, coverage.token_oracle),
     ):
         if extra:
             lines += ["", extra]
@@ -300,11 +298,11 @@ def rule_sentence(
     report = params.report
     n_comparisons = len(verdicts) // max(n_rates * len(metrics), 1)
     family = f"the {n_comparisons} screening comparisons"
-    if PROCEDURE_TABLE in tables and not tables[PROCEDURE_TABLE].empty:
-        procedure = tables[PROCEDURE_TABLE]
+    if PROCEDURE.name in tables and not tables[PROCEDURE.name].empty:
+        procedure = tables[PROCEDURE.name]
         per_family = procedure.groupby(["rate", "metric"], sort=False).size()
         family += f" (over bases: the {int(per_family.max())} of one rate and metric)"
-    excluded = int(tables[ADJUSTMENT_TABLE].query(f"metric == '{metrics[0]}'")["excluded"].sum())
+    excluded = int(tables[ADJUSTMENT.name].query(f"metric == '{metrics[0]}'")["excluded"].sum())
     alpha = alpha_of(report.confidence)
     deltas = ", ".join(f"{LABELS[m]} {fmt(getattr(report.equivalence, m), 2)}" for m in metrics)
     return (

@@ -21,6 +21,7 @@ from zgain.evaluate.schema import KL_TARGET_KEY
 from zgain.report.bounds import clip_to_bounds
 from zgain.report.controller import ControllerEnd, miss_cause
 from zgain.report.loading import EvalResults
+from zgain.report.registry import FRONTIER, RATE_CHECK, TWINS
 from zgain.report.statistics import paired_row, t_interval
 
 RATE_TOLERANCE = 0.10
@@ -37,23 +38,7 @@ FRONTIER_METRICS = (
     "probe_accuracy",
     "normalized_recovery",
 )
-FRONTIER_COLUMNS = ["variant", "rate", "metric", "mean", "low", "high", "n"]
-RATE_CHECK_COLUMNS = [
-    "variant",
-    "rate",
-    "seed",
-    KL_TARGET_KEY,
-    "kl",
-    "relative_error",
-    "off",
-    "beta_end",
-    "kl_ema_end",
-    "kl_ema_low",
-    "kl_ema_high",
-    "cause",
-]
 TWIN_METRICS = ("z_information", "marginal_gain")
-TWIN_COLUMNS = ["rate", "metric", "mean", "low", "high", "n"]
 
 
 def headline_rate(rates: Sequence[float], oracle_info: float) -> float:
@@ -107,7 +92,7 @@ def rate_check(
                 if off:
                     row["cause"] = miss_cause(end, target, *beta_bounds, RATE_TOLERANCE)
             rows.append(row)
-    return pd.DataFrame(rows, columns=RATE_CHECK_COLUMNS)
+    return RATE_CHECK.frame(rows)
 
 
 def frontier_table(by_rate: Mapping[float, EvalResults], confidence: float) -> pd.DataFrame:
@@ -119,15 +104,8 @@ def frontier_table(by_rate: Mapping[float, EvalResults], confidence: float) -> p
                 stats = clip_to_bounds(
                     t_interval(results.values(variant, metric), confidence), metric
                 )
-                rows.append(
-                    {
-                        "variant": variant,
-                        "rate": rate,
-                        "metric": metric,
-                        **stats.row(),
-                    }
-                )
-    return pd.DataFrame(rows, columns=FRONTIER_COLUMNS)
+                rows.append((variant, rate, metric, *stats.row().values()))
+    return FRONTIER.frame(rows)
 
 
 def frontier_plot(frontier: pd.DataFrame) -> pd.DataFrame:
@@ -165,7 +143,7 @@ def twin_check(
         for metric in TWIN_METRICS:
             paired = paired_row(results, first, second, metric, confidence)
             rows.append({"rate": rate, "metric": metric, **paired})
-    return pd.DataFrame(rows).reindex(columns=TWIN_COLUMNS)
+    return pd.DataFrame(rows).reindex(columns=list(TWINS.columns))
 
 
 def run_points(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:

@@ -15,21 +15,13 @@ import pandas as pd
 
 from zgain.core.errors import DataError
 from zgain.report.markdown import pivot
+from zgain.report.registry import MISMATCH
 
-MISMATCH_TABLE = "mismatch"
-MISMATCH_COLUMNS = [
-    "base",
-    "position",
-    "n_tokens",
-    "base_surprisal",
-    "oracle_surprisal",
-    "mismatch",
-]
 TOKENS_FILE = "tokens.parquet"
 
 
 def base_mismatch(surprisal_dir: str | Path, base: int) -> pd.DataFrame:
-    """One base's rows of MISMATCH_COLUMNS: per target position of the test split, the token
+    """One base's rows of registry.MISMATCH: per target position of the test split, the token
     count and the means of b_t, b*_t and b_t − b*_t (nats); empty without a per-token oracle."""
     path = Path(surprisal_dir) / TOKENS_FILE
     if not path.is_file():
@@ -37,20 +29,20 @@ def base_mismatch(surprisal_dir: str | Path, base: int) -> pd.DataFrame:
     columns = ["position", "surprisal", "oracle_surprisal"]
     tokens = pd.read_parquet(path, columns=columns, filters=[("split", "==", "test")])
     if tokens.empty or tokens["oracle_surprisal"].isna().all():
-        return pd.DataFrame(columns=MISMATCH_COLUMNS)
+        return MISMATCH.frame([])
     tokens = tokens.assign(mismatch=tokens["surprisal"] - tokens["oracle_surprisal"])
     grouped = tokens.groupby("position", sort=True)
     table = grouped[["surprisal", "oracle_surprisal", "mismatch"]].mean()
     table = table.rename(columns={"surprisal": "base_surprisal"})
     table.insert(0, "n_tokens", grouped.size())
-    return table.reset_index().assign(base=base)[MISMATCH_COLUMNS]
+    return table.reset_index().assign(base=base)[list(MISMATCH.columns)]
 
 
 def mismatch_table(per_base: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """Every base's rows, in base order (empty when no base has a per-token oracle)."""
     frames = [frame for frame in per_base if not frame.empty]
     if not frames:
-        return pd.DataFrame(columns=MISMATCH_COLUMNS)
+        return MISMATCH.frame([])
     return pd.concat(frames, ignore_index=True)
 
 

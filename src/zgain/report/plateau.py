@@ -24,9 +24,9 @@ from zgain.params import CommonCVAEParams
 from zgain.report.figures import ORACLE_COLOUR, Style, new_figure, outside_legend, styles
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import fmt
+from zgain.report.registry import PLATEAU
 
 QUANTITY = "val_z_information"
-PLATEAU_TABLE = "plateau"
 LEARNING_FIGURE = "learning_curves.png"
 LAST_QUARTER = 0.75  # the plateau compares this fraction of training with its end
 PLATEAU_TOLERANCE = 0.01  # capture: the last quarter moves the top group's mean by at most this
@@ -187,4 +187,4 @@ def plateau_outputs(
     table["steps"] = common.steps
     look = styles(results.variants, additive)
     figure = learning_figure(*shape, results.variants, oracle_info, headline, look, window)
-    return table, figure
+    return table[list(PLATEAU.columns)], figure

@@ -31,10 +31,10 @@ from zgain.report.markdown import (
     pivot,
     plural,
 )
+from zgain.report.registry import RATE_CHECK
 from zgain.report.statistics import BETTER, EQUIVALENT, WORSE
 from zgain.report.tables import SEEDS, TableSpec
 
-RATE_CHECK_TABLE = "rate_check"
 FIGURES_DIR = "figures"
 AT_RATE = "@C"  # suffix of a column adjusted to exactly the target rate
 ADJUSTMENT_NOTE = (
@@ -74,7 +74,7 @@ def rate_check_section(
             "Achieved test `kl` against the target rate C (nats per sequence)",
             method,
             f"Every run's own value and its relative error are in "
-            f"tables/{RATE_CHECK_TABLE}.csv; a run more than {tolerance} from its target is "
+            f"tables/{RATE_CHECK.name}.csv; a run more than {tolerance} from its target is "
             "flagged.",
         ),
         "",
@@ -88,7 +88,7 @@ def rate_check_section(
         lines.append(
             f"**{len(flagged)} of {len(targeted)} runs are more than {tolerance} off their "
             f"target**; each is left out of its rate's adjusted values and verdicts "
-            f"(their KL in tables/{RATE_CHECK_TABLE}.csv): {grouped_runs(flagged)}."
+            f"(their KL in tables/{RATE_CHECK.name}.csv): {grouped_runs(flagged)}."
         )
         causes = [
             f"in {plural(len(rows), 'run')} ({run_labels(rows)}), "

@@ -1,6 +1,6 @@
 """The tables of `reports/`: run metrics over seeds beside their reference rows.
 
-Every table is a long DataFrame (TABLE_COLUMNS), one row per cell of its Markdown rendering:
+Every table is a long DataFrame (registry.CELLS), one row per cell of its Markdown rendering:
 `variant` is the row label (a variant, or a reference row such as `base`, `oracle`, `floor`),
 `metric` the column. `kind` says how the cell was computed:
 
@@ -24,11 +24,11 @@ import pandas as pd
 from zgain.core.runs import rate_label
 from zgain.report.bounds import RATIO_DENOMINATORS, clip_to_bounds
 from zgain.report.loading import SPLIT_KEYS, EvalResults
+from zgain.report.registry import CELLS, STRATEGIES
 from zgain.report.statistics import Interval, t_interval
 
 SEEDS, SPLIT, DEFINITION = "seeds", "split", "definition"
 BASE, ORACLE = "base", "oracle"
-TABLE_COLUMNS = ["variant", "metric", "mean", "low", "high", "n", "kind", "source"]
 LATENT_DIM = "latent_dim"  # source of the active-units cap: cvae.common.model.latent_dim
 PAIRED_MEASURES = ("marginal_gain", "z_information", "gross_gain", "capture")
 
@@ -288,7 +288,7 @@ def seed_table(
         rows += [variant_cells(results, variant, m, confidence, latent_dim) for m in spec.columns]
     for reference in spec.after:
         rows += reference_cells(reference, results, latent_dim)
-    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+    return pd.DataFrame(rows, columns=list(CELLS))
 
 
 def information_by_position(
@@ -299,7 +299,7 @@ def information_by_position(
     A variant's mean pools its seeds (every seed scores the same examples, so this is the mean
     of the per-seed position means) with a t-interval over those per-seed means; the oracle's
     i*_t is the same in every run, so it has no interval (no oracle rows when `oracle` is
-    False: data without a per-token oracle). Columns: TABLE_COLUMNS.
+    False: data without a per-token oracle). Columns: registry.CELLS.
     """
     pos = results.positions[results.positions["n_tokens"] > 0]
     per_seed = pos.assign(value=pos["z_information_sum"] / pos["n_tokens"])
@@ -313,7 +313,7 @@ def information_by_position(
     for position, row in by_position.iterrows() if oracle else ():
         stats = Interval.point(row["oracle_info_sum"] / row["n_tokens"], len(pos))
         rows.append(cell(ORACLE, str(position), stats, SPLIT, "oracle_token_info"))
-    table = pd.DataFrame(rows, columns=TABLE_COLUMNS).rename(columns={"metric": "position"})
+    table = pd.DataFrame(rows, columns=list(CELLS)).rename(columns={"metric": "position"})
     table["position"] = table["position"].astype(int)
     return table
 
@@ -326,7 +326,7 @@ def information_by_strategy(
 
     A variant's cell is the mean over seeds of the per-seed strategy means, with a t-interval
     over seeds; the oracle's I* is the same in every run, so it has no interval. `metric` is the
-    strategy's name (data.transforms order). Columns: TABLE_COLUMNS.
+    strategy's name (data.transforms order). Columns: registry.CELLS.
     """
     names = dict(enumerate(transforms))
     by = results.strategies.assign(
@@ -343,7 +343,7 @@ def information_by_strategy(
         mean = row.oracle_info_sum / row.n_examples
         stats = Interval.point(mean, int(row.n_examples))
         rows.append(cell(ORACLE, names[row.strategy], stats, SPLIT, "oracle_info"))
-    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+    return STRATEGIES.frame(rows)
 
 
 def information_by_position_plot(by_position: pd.DataFrame) -> pd.DataFrame:

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from zgain.report.adjust import Adjusted, finite_seeds, jackknife
+from zgain.report.registry import HALF_WIDTHS, VERDICTS
 from zgain.report.statistics import (
     MIN_SEEDS,
     POWER,
@@ -47,27 +48,6 @@ from zgain.report.statistics import (
 
 SPREAD_UPPER = 0.8  # one-sided level of the upper confidence bound on the spread
 BASELINE_PAIR, DECLARED_PAIR = "baseline", "declared"
-VERDICT_COLUMNS = [
-    "rate",
-    "metric",
-    "a",
-    "b",
-    "comparison",
-    "mean_diff",
-    "low",
-    "high",
-    "tost_low",
-    "tost_high",
-    "se",
-    "n",
-    "p",
-    "p_holm",
-    "family",
-    "delta",
-    "verdict",
-    "replicates_needed",
-]
-HALF_WIDTH_COLUMNS = ["variant", "rate", "mean", "sd", "n", "half_width", "target", "seeds_needed"]
 
 
 def replicates_needed(mean: float, sd: float, n: int, alpha: float) -> str:
@@ -124,7 +104,7 @@ def verdict_table(
     confidence: float,
 ) -> pd.DataFrame:
     """tables/verdicts.csv: one row per declared comparison, rate and tested metric
-    (VERDICT_COLUMNS). low/high: the `confidence` interval, tost_low/tost_high the (1 − 2α)
+    (registry.VERDICTS). low/high: the `confidence` interval, tost_low/tost_high the (1 − 2α)
     one, both mean ± t · jackknife SE with n − 1 degrees of freedom; α = 1 − confidence."""
     rates = sorted({rate for _, rate, _ in adjusted.values})
     comparisons = declared_pairs(variants, baseline, pairs)
@@ -150,28 +130,10 @@ def verdict_table(
                     else ""
                 )
                 rows.append(
-                    {
-                        "rate": rate,
-                        "metric": metric,
-                        "a": a,
-                        "b": b,
-                        "comparison": kind,
-                        "mean_diff": mean,
-                        "low": low,
-                        "high": high,
-                        "tost_low": e.tost_low,
-                        "tost_high": e.tost_high,
-                        "se": se,
-                        "n": n,
-                        "p": e.p,
-                        "p_holm": ph,
-                        "family": family,
-                        "delta": deltas[metric],
-                        "verdict": verdict,
-                        "replicates_needed": needed,
-                    }
+                    (rate, metric, a, b, kind, mean, low, high, e.tost_low, e.tost_high, se, n)
+                    + (e.p, ph, family, deltas[metric], verdict, needed)
                 )
-    return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+    return VERDICTS.frame(rows)
 
 
 def seeds_for_half_width(sd: float, target: float, confidence: float) -> int | None:
@@ -199,16 +161,6 @@ def half_width_table(
         sd = float(finite.std(ddof=1)) if finite.size > 1 else math.nan
         needed = seeds_for_half_width(sd, target, confidence)
         needed_text = "" if not math.isfinite(sd) else str(needed) if needed else f"> {SEEDS_CAP}"
-        rows.append(
-            {
-                "variant": variant,
-                "rate": rate,
-                "mean": stats.mean,
-                "sd": sd,
-                "n": stats.n,
-                "half_width": (stats.high - stats.low) / 2.0,
-                "target": target,
-                "seeds_needed": needed_text,
-            }
-        )
-    return pd.DataFrame(rows, columns=HALF_WIDTH_COLUMNS)
+        half = (stats.high - stats.low) / 2.0
+        rows.append((variant, rate, stats.mean, sd, stats.n, half, target, needed_text))
+    return HALF_WIDTHS.frame(rows)
