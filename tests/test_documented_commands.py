@@ -1,13 +1,14 @@
 """Every command the README and docs/ show runs against today's project.
 
 Each shell block of README.md and docs/*.md runs in bash with `dvc`, `zgain`, `python`, `make`,
-`bash`, `git`, `cd` and `pip` replaced by functions that only record their arguments, so loops
-and arrays (the λ recipe) expand exactly as they would for a reader. Every recorded command is
+`bash`, `git`, `cd`, `pip` and `cat` replaced by functions that only record their arguments, so
+loops and arrays (the λ recipe) expand exactly as they would for a reader. Every recorded command is
 then checked without running anything heavy: dvc's own parser accepts its flags; `dvc repro` /
 `dvc exp run` targets are stages (or stage groups) of dvc.yaml; every `-S` recipe, applied to a
 copy of params.yaml by DVC's own override code (each value of a sweep in turn), passes
-`check_params`; `--keep` patterns match a param; `zgain` flags parse (typer, without running);
-`python -m` modules, `bash` scripts and `make` targets exist.
+`check_params`; each `--keep` alternative names a column of `dvc exp show`; `zgain` flags parse
+(typer, without running); `python -m` modules, `bash` scripts, `cat` files and `make` targets
+exist.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from conftest import REPO_ROOT
 
 PAGES = (REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md")))
 SHELL_FENCES = {"bash", "sh", "shell", "console"}
-COMMANDS = ("dvc", "zgain", "python", "make", "bash", "git", "cd", "pip")
+COMMANDS = ("dvc", "zgain", "python", "make", "bash", "git", "cd", "pip", "cat")
 # Unlabelled fences and indented blocks are diagrams or output unless they start with a command.
-LEADING = re.compile(r"^(?:[A-Z_]+=\S+\s+)*(dvc|zgain|python|make|bash)\b")
+LEADING = re.compile(r"^(?:[A-Z_]+=\S+\s+)*(dvc|zgain|python|make|bash|cat)\b")
 # What a reader substitutes in the docs' placeholders (docs/scale.md's worker and job scripts).
 PLACEHOLDERS = {
     "I": "0",
@@ -155,8 +156,11 @@ def params_problems(overrides: list[str], queue: bool) -> list[str]:
     return out
 
 
-def param_keys() -> set[str]:
-    """Every key path of params.yaml, dotted (what `dvc exp show` names a param column)."""
+def exp_show_columns() -> set[str]:
+    """The columns `dvc exp show` can show: the experiment, every param key path of
+    params.yaml (dotted) and every key of the DVC metrics files dvc.yaml declares."""
+    import json
+
     import yaml
 
     def walk(node: object, prefix: str) -> Iterator[str]:
@@ -165,7 +169,25 @@ def param_keys() -> set[str]:
                 yield from walk(value, f"{prefix}{key}.")
         yield prefix.rstrip(".")
 
-    return set(walk(yaml.safe_load((REPO_ROOT / "params.yaml").read_text()), ""))
+    columns = {"Experiment", *walk(yaml.safe_load((REPO_ROOT / "params.yaml").read_text()), "")}
+    for stage in dvc_repo().index.stages:
+        for out in stage.outs:
+            path = REPO_ROOT / str(out.def_path)
+            if out.metric and path.is_file():
+                columns |= set(walk(json.loads(path.read_text()), "")) - {""}
+    return columns
+
+
+def keep_problems(pattern: str) -> list[str]:
+    """Each alternative of `^(a|b|c)$` (or the whole pattern) must name a column."""
+    columns = exp_show_columns()
+    whole = re.fullmatch(r"\^\((.*)\)\$", pattern)
+    parts = whole[1].split("|") if whole else [pattern]
+    return [
+        f"--keep {part!r} names no column of dvc exp show"
+        for part in parts
+        if not any(re.fullmatch(part, c) if whole else re.search(part, c) for c in columns)
+    ]
 
 
 def dvc_problems(argv: list[str]) -> list[str]:
@@ -182,10 +204,7 @@ def dvc_problems(argv: list[str]) -> list[str]:
     if command == ["exp", "run"] and args.set_param:
         out += params_problems(args.set_param, args.queue)
     if command == ["exp", "show"]:
-        keys = param_keys()
-        for pattern in args.keep or []:
-            if not any(re.search(pattern, key) for key in keys):
-                out.append(f"--keep {pattern!r} matches no param of params.yaml")
+        out += [problem for pattern in args.keep or [] for problem in keep_problems(pattern)]
     return out
 
 
@@ -236,6 +255,8 @@ def command_problems(argv: list[str]) -> list[str]:
         return make_problems(args)
     if name == "bash":
         return [] if args and (REPO_ROOT / args[0]).is_file() else [f"no script {args[:1]}"]
+    if name == "cat":
+        return [f"no file {a}" for a in args if not (REPO_ROOT / a).is_file()]
     if name in {"git", "cd", "pip"}:
         return []
     return [f"a command the docs checker does not know: {args}"]
@@ -295,7 +316,9 @@ def test_every_module_and_subcommand_named_in_running_text_exists() -> None:
         ("dvc exp run -S cvae.common.betaa=0.1", "use +cvae.common.betaa=0.1"),
         ("dvc exp run -S 'cvae.seeds=[0],[0,1]'", "needs --queue"),
         ("dvc exp run --queue -S 'data.noise=0.1,1.5'", "data.noise: must be in [0, 1)"),
-        ("dvc exp show --keep 'cvae\\.nothing'", "matches no param"),
+        ("dvc exp show --keep 'cvae\\.nothing'", "names no column"),
+        ("dvc exp show --drop '.*' --keep '^(Experiment|token_mean|tokn_sum)$'", "'tokn_sum'"),
+        ("cat reports/nothing.json", "no file"),
         ("dvc exp show --only-changd", "does not accept"),
         ("zgain sweep-report --outt x", "No such option"),
         ("zgain shard --index 0 --count 0", "count"),
