@@ -65,7 +65,7 @@ from zgain.report.registry import (
     TWINS,
     VERDICTS,
 )
-from zgain.report.scope import rerun_command
+from zgain.report.scope import header, mixed_devices_lines, rerun_command
 from zgain.report.sections import (
     ADJUSTMENT_NOTE,
     FIGURES_DIR,
@@ -74,8 +74,6 @@ from zgain.report.sections import (
     caption,
     damage_sentences,
     figure_section,
-    header,
-    mixed_devices_lines,
     rate_check_section,
     render_table,
     twin_section,

@@ -36,8 +36,7 @@ from zgain.report.markdown import (
 )
 from zgain.report.plateau import plateau_sentence
 from zgain.report.registry import ADJUSTMENT, PLATEAU, POSITIONS, PROCEDURE, VERDICTS
-from zgain.report.scope import world_sentence
-from zgain.report.sections import one_base
+from zgain.report.scope import one_base, world_sentence
 from zgain.report.statistics import (
     BETTER,
     EQUIVALENT,
