@@ -9,12 +9,11 @@ import pandas as pd
 import pytest
 
 from zgain.core.runs import Run
-from zgain.report.controller import ControllerEnd
+from zgain.report.controller import ControllerEnd, rate_check
 from zgain.report.frontier import (
     frontier_plot,
     frontier_table,
     headline_rate,
-    rate_check,
     twin_check,
     twin_variants,
 )

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from zgain.evaluate.schema import KL_TARGET_KEY
-from zgain.report.frontier import outside_tolerance
+from zgain.report.controller import outside_tolerance
 from zgain.report.loading import EvalResults
 from zgain.report.registry import ADJUSTMENT
 from zgain.report.statistics import Interval, finite_mean, half_width

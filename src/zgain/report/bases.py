@@ -25,7 +25,7 @@ from zgain.core.errors import DataError
 from zgain.core.io import read_json
 from zgain.params import Params
 from zgain.report.adjust import Adjusted, adjust_to_rate, runs_off
-from zgain.report.frontier import RATE_TOLERANCE
+from zgain.report.controller import RATE_TOLERANCE
 from zgain.report.loading import EvalResults, load_results
 from zgain.report.markdown import (
     LABELS,

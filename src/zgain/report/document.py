@@ -28,7 +28,7 @@ from zgain.report.adjust import (
     adjustment_table,
     with_adjusted,
 )
-from zgain.report.controller import ControllerEnd, beta_bounds
+from zgain.report.controller import ControllerEnd, beta_bounds, rate_check
 from zgain.report.coverage import Coverage
 from zgain.report.figures import build_figures, save_png, top_group
 from zgain.report.findings import (
@@ -41,7 +41,6 @@ from zgain.report.frontier import (
     frontier_plot,
     frontier_table,
     headline_rate,
-    rate_check,
     run_points,
     twin_check,
     twin_variants,

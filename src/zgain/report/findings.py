@@ -20,8 +20,8 @@ from zgain.report.bases import (
     procedure_findings_table,
     procedure_sentence,
 )
+from zgain.report.controller import RATE_TOLERANCE
 from zgain.report.coverage import Coverage
-from zgain.report.frontier import RATE_TOLERANCE
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import (
     LABELS,

@@ -1,34 +1,18 @@
-"""Comparison at equal rate: runs at several target KLs (docs/method.md#comparison-at-equal-rate).
-
-Every variant is trained toward the same target rates C, so at one C the variants pay the same
-price in KL and differ only in what their weighting buys with it. This module holds the
-tables across rates: whether each run reached its target, the frontier (seed means of the
-headline metrics per variant and rate), and the check that token-mean and its rescaled twin
-dist_normalized coincide at equal rate.
-"""
+"""The tables across target rates (docs/method.md#comparison-at-equal-rate): the headline
+rate, the frontier (seed means per variant and rate) and the equal-rate twins check."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
-from zgain.core.runs import Run
 from zgain.cvae.terms import terms_used
-from zgain.evaluate.schema import KL_TARGET_KEY
 from zgain.report.bounds import clip_to_bounds
-from zgain.report.controller import ControllerEnd, miss_cause
 from zgain.report.loading import EvalResults
-from zgain.report.registry import FRONTIER, RATE_CHECK, TWINS
+from zgain.report.registry import FRONTIER, TWINS
 from zgain.report.statistics import paired_row, t_interval
-
-RATE_TOLERANCE = 0.10
-# "more than 10% off": kl/C − 1 computed in floats lands a few ulp past 0.10 for a run exactly
-# 10% off (1.1/1.0 − 1 = 0.10000000000000009); this slack keeps such a run in.
-TOLERANCE_SLACK = 1e-9
-"""A run whose achieved test KL is more than this share away from its target is flagged."""
 
 FRONTIER_METRICS = (
     "kl",
@@ -49,50 +33,6 @@ def headline_rate(rates: Sequence[float], oracle_info: float) -> float:
     if not math.isfinite(oracle_info):
         return sorted(rates)[(len(rates) - 1) // 2]
     return min(rates, key=lambda rate: abs(rate - oracle_info))
-
-
-def outside_tolerance(kls: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """(n,) True where a run's achieved KL is more than RATE_TOLERANCE from its target (a run
-    without a target, under a fixed β schedule, is never off)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        error = np.abs(np.asarray(kls, dtype=np.float64) / np.asarray(targets, np.float64) - 1.0)
-    return np.isfinite(error) & (error > RATE_TOLERANCE + TOLERANCE_SLACK)
-
-
-def rate_check(
-    by_rate: Mapping[float, EvalResults],
-    controller: Mapping[Run, ControllerEnd],
-    beta_bounds: tuple[float, float],
-) -> pd.DataFrame:
-    """One row per run: its target KL, achieved test KL, kl/target − 1, whether it is off, the
-    rate controller's state where training ended, and for a run that is off the cause
-    (zgain.report.controller; beta_bounds = (beta_min, beta_max)).
-
-    A run trained under a fixed β schedule has no target (NaN), no controller state and is
-    never flagged; `controller` holds every run with a target.
-    """
-    rows = []
-    for rate, results in by_rate.items():
-        for _, run in results.runs.iterrows():
-            target = float(run.get(KL_TARGET_KEY, math.nan))
-            error = run["kl"] / target - 1.0 if math.isfinite(target) else math.nan
-            off = bool(outside_tolerance(run["kl"], target))
-            row = {
-                "variant": run["variant"],
-                "rate": rate,
-                "seed": int(run["seed"]),
-                KL_TARGET_KEY: target,
-                "kl": float(run["kl"]),
-                "relative_error": error,
-                "off": off,
-            }
-            if math.isfinite(target):
-                end = controller[Run(run["variant"], rate, int(run["seed"]), results.base)]
-                row |= end.row()
-                if off:
-                    row["cause"] = miss_cause(end, target, *beta_bounds, RATE_TOLERANCE)
-            rows.append(row)
-    return RATE_CHECK.frame(rows)
 
 
 def frontier_table(by_rate: Mapping[float, EvalResults], confidence: float) -> pd.DataFrame:
@@ -154,10 +94,3 @@ def run_points(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:
         frame.insert(1, "rate", rate)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
-
-
-def off_target(check: pd.DataFrame) -> pd.DataFrame:
-    """The flagged runs of `rate_check`, worst first."""
-    flagged = check[check["off"]]
-    order = np.argsort(-np.abs(flagged["relative_error"].to_numpy()), kind="stable")
-    return flagged.iloc[order]

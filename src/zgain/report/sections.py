@@ -13,9 +13,9 @@ import pandas as pd
 from zgain.core.runs import rate_label
 from zgain.cvae.terms import terms_used
 from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
-from zgain.report.controller import by_cause, cause_sentence
+from zgain.report.controller import RATE_TOLERANCE, by_cause, cause_sentence, off_target
 from zgain.report.coverage import Coverage
-from zgain.report.frontier import RATE_TOLERANCE, TWIN_METRICS, off_target
+from zgain.report.frontier import TWIN_METRICS
 from zgain.report.markdown import (
     NOT_APPLICABLE,
     caption,

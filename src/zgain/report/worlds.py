@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from zgain.report.markdown import fmt, markdown_table, percent, pivot
+from zgain.report.markdown import fmt, fmt_stats, markdown_table, percent, pivot
 from zgain.report.statistics import BETTER, UNDETERMINED, WORSE
 
 KNOBS = ("prefix", "decoy_positions", "decoy_noise")
@@ -130,9 +130,8 @@ def side_by_side(procedures: Mapping[str, pd.DataFrame], column: str) -> pd.Data
     return long.merge(agreed.reset_index(), on=KEY)
 
 
-def cell(row: pd.Series) -> str:
-    interval = f" [{fmt(row['low'])}, {fmt(row['high'])}]" if math.isfinite(row["low"]) else ""
-    return f"{row['verdict']} {fmt(row['mean'])}{interval}"
+def cell(row: Mapping) -> str:
+    return f"{row['verdict']} {fmt_stats(row)}"
 
 
 def view_markdown(worlds: Sequence[World], across: pd.DataFrame, command: str) -> str:
