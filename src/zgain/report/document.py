@@ -46,9 +46,10 @@ from zgain.report.frontier import (
     twin_variants,
 )
 from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
-from zgain.report.headline import capture_view, metrics_summary
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import method_label
+from zgain.report.metrics_json import CAPTURE_FILE, capture_view, metrics_summary
+from zgain.report.metrics_json import FILE as METRICS_FILE
 from zgain.report.plateau import LEARNING_FIGURE, QUANTITY, plateau_outputs
 from zgain.report.registry import (
     ADJUSTMENT,
@@ -92,8 +93,6 @@ from zgain.report.tables import (
 from zgain.report.verdicts import half_width_table, verdict_table
 
 SUMMARY_FILE = "summary.md"
-METRICS_FILE = "metrics.json"
-CAPTURE_FILE = "capture.json"  # the DVC metric (capture_view of metrics.json)
 PLOTS_DIR = "plots"
 FIGURE_METRICS = ("token_z_information", "oracle_token_info", "oracle_info", "val_z_information")
 

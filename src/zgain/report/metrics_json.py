@@ -10,6 +10,7 @@ import pandas as pd
 from zgain.report.loading import EvalResults
 from zgain.report.statistics import finite_mean
 
+FILE, CAPTURE_FILE = "metrics.json", "capture.json"  # capture.json: the DVC metric
 SUMMARY_METRICS = ("marginal_gain", "z_information", "capture", "kl", "normalized_recovery")
 CAPTURE_DIGITS = 4
 
