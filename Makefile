@@ -7,7 +7,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install repro test test-fast bench lint clean cmudict
+.PHONY: install repro repro-progress test test-fast bench lint clean cmudict
 
 install: $(STAMP)
 
@@ -19,6 +19,12 @@ $(STAMP): requirements.lock pyproject.toml
 
 repro: $(STAMP)
 	$(VENV)/bin/dvc repro
+
+# `make repro` that also says "stage k of n" and about how long is left, from the times of the
+# stages of each kind already run (in this run, else the last one here):
+# docs/usage.md#progress-of-a-whole-run
+repro-progress: $(STAMP)
+	$(VENV)/bin/python -m zgain.progress
 
 # The unit tests first (fast, no dvc), then the end-to-end tests that run real dvc on the tiny
 # profile in temporary repositories (`-m e2e`); `make test-fast` runs only the first part.

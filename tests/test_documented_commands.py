@@ -30,7 +30,7 @@ PAGES = (REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md")))
 SHELL_FENCES = {"bash", "sh", "shell", "console"}
 COMMANDS = ("dvc", "zgain", "python", "make", "bash", "git", "cd", "pip", "cat")
 # Unlabelled fences and indented blocks are diagrams or output unless they start with a command.
-LEADING = re.compile(r"^(?:[A-Z_]+=\S+\s+)*(dvc|zgain|python|make|bash|cat)\b")
+LEADING = re.compile(r"^(?:[A-Z_]+=\S+\s+)*(dvc|zgain|python|make|bash|cat)(?:\s|$)")
 # What a reader substitutes in the docs' placeholders (docs/scale.md's worker and job scripts).
 PLACEHOLDERS = {
     "I": "0",
