@@ -16,7 +16,7 @@ import torch
 from zgain.base.frozen import load_frozen_splits
 from zgain.base.model import load_base
 from zgain.core.cli import run_stage
-from zgain.core.environment import setup_torch
+from zgain.core.environment import resolve_engine, setup_torch
 from zgain.core.group_stage import group_main, group_runner
 from zgain.core.runs import KL_TARGET_KEY, Run
 from zgain.core.sequences import select
@@ -37,8 +37,9 @@ def train_runs(
     seed = runs[0].seed
     base_paths = params.paths.base(runs[0].base)
     frames = frames_of(params)
-    common = params.cvae.common
+    common = params.cvae.tier_common(runs[0].confirming)
     torch_device, environment = setup_torch(seed, device=device, threads=threads)
+    engine = resolve_engine(torch_device)  # how the runs train: docs/performance.md#the-member-axis
     train_split, train = load_packed(params.paths.synthetic_dir, "train", frames)
     val_split, val = load_packed(params.paths.synthetic_dir, "val", frames)
     train_frozen, val_frozen = load_frozen_splits(
@@ -74,10 +75,10 @@ def train_runs(
             seed=seed,
             max_x_len=frames.max_x_len,
             device=torch_device,
-            engine=environment.engine,
+            engine=engine,
         )
         for live in lives:
-            live.summary["environment"] = environment.as_dict()
+            live.summary["environment"] = {**environment.as_dict(), "engine": engine}
     for run, model, objective, last in zip(runs, models, objectives, lasts, strict=True):
         extra = {
             "variant": run.variant,

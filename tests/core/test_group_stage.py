@@ -54,7 +54,7 @@ def test_an_unlisted_group_stops_before_claiming_cpus(
     assert no_cpu_claim == [] and ran == []
 
 
-@pytest.mark.parametrize(("base", "variant", "seed"), [(0, "token_mean", 1), (3, None, 0)])
+@pytest.mark.parametrize(("base", "variant", "seed"), [(0, "token_mean", 0), (3, None, 0)])
 def test_a_listed_group_claims_cpus_then_runs(
     no_cpu_claim: list, base: int, variant: str | None, seed: int
 ) -> None:
@@ -65,10 +65,10 @@ def test_a_listed_group_claims_cpus_then_runs(
 
 
 def test_resolve_group_names_the_stages_of_each_tier(params: Params) -> None:
-    screening = group_stage.resolve_group(params, 0, "token_mean", 1)
-    assert screening == Group(0, 1, "token_mean") and not screening.confirming
-    assert screening.stage("train_cvae") == "train_cvae@0-token_mean-1"
-    assert screening.stage("evaluate") == "evaluate@0-token_mean-1"
+    screening = group_stage.resolve_group(params, 0, "token_mean", 0)
+    assert screening == Group(0, 0, "token_mean") and not screening.confirming
+    assert screening.stage("train_cvae") == "train_cvae@0-token_mean-0"
+    assert screening.stage("evaluate") == "evaluate@0-token_mean-0"
     confirming = group_stage.resolve_group(params, 4, None, 0)
     assert confirming == Group(4, 0) and confirming.confirming
     assert confirming.stage("train_cvae") == "confirm_train_cvae@4-0"
@@ -92,14 +92,14 @@ def _runs_of(
 
 
 def test_a_screening_group_runs_its_variant_at_every_rate(params: Params, tmp_path: Path) -> None:
-    runs = _runs_of(params, tmp_path, 0, "mean_tok", 1)
-    assert runs == [Run("mean_tok", rate, 1, 0) for rate in params.cvae.rates]
-    assert _runs_of(params, tmp_path, 0, "mean_tok", 1, rates=[0.5]) == [Run("mean_tok", 0.5, 1, 0)]
+    runs = _runs_of(params, tmp_path, 0, "mean_tok", 0)
+    assert runs == [Run("mean_tok", rate, 0, 0) for rate in params.cvae.rates]
+    assert _runs_of(params, tmp_path, 0, "mean_tok", 0, rates=[0.5]) == [Run("mean_tok", 0.5, 0, 0)]
     with pytest.raises(ParamsError, match=r"^cvae\.rates: no rate 0\.3"):
-        _runs_of(params, tmp_path, 0, "mean_tok", 1, rates=[0.3])
-    assert runs[0].checkpoint("cvae") == Path("cvae/base0/mean_tok/seed1/rate0.25.pt")
-    assert runs[0].live_dir("live") == Path("live/base0/mean_tok/seed1/rate0.25")
-    assert runs[0].eval_dir("eval") == Path("eval/base0/mean_tok/seed1/rate0.25")
+        _runs_of(params, tmp_path, 0, "mean_tok", 0, rates=[0.3])
+    assert runs[0].checkpoint("cvae") == Path("cvae/base0/mean_tok/seed0/rate0.25.pt")
+    assert runs[0].live_dir("live") == Path("live/base0/mean_tok/seed0/rate0.25")
+    assert runs[0].eval_dir("eval") == Path("eval/base0/mean_tok/seed0/rate0.25")
 
 
 def test_a_confirming_group_runs_its_variants_at_its_rates(params: Params, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from zgain.core.io import sha256_file
 from zgain.core.runs import Run
 from zgain.cvae.model import KIND_CVAE, load_cvae, save_cvae
 from zgain.params import Params, parse_params
+from zgain.report.curves import curve_path, read_curve
 
 BASE, SEED = 1, 0  # the tiny profile: base.seeds [0, 1], cvae.confirm.seeds [0]
 
@@ -80,6 +81,19 @@ def test_the_confirming_group_trains_every_variant_at_its_rates(confirmed) -> No
         live = run.live_dir(params.paths.cvae_live)
         assert live == Path(params.paths.cvae_live) / where / f"rate{run.rate!r}"
         assert (live / "metrics.json").is_file()
+
+
+def test_a_confirming_run_trains_cvae_confirm_steps(confirmed) -> None:
+    """cvae.confirm.steps (40 in the tiny profile) sets a confirming run's length and every
+    schedule spans it; a screening run keeps cvae.common.steps (30)."""
+    params = confirmed[0]
+    steps, common = params.cvae.confirm.steps, params.cvae.common.steps
+    assert steps is not None and steps != common
+    for run in _runs(params):
+        curve = read_curve(curve_path(params.paths.cvae_live, run, "beta"), "beta")
+        assert curve.index.max() == steps
+    tier = params.cvae.tier_common(confirming=True)
+    assert (tier.steps, params.cvae.tier_common(confirming=False).steps) == (steps, common)
 
 
 def test_the_confirming_group_is_evaluated_run_by_run(confirmed) -> None:

@@ -216,6 +216,11 @@ CROSS_ERRORS = [
         {"cvae.common.lr_warmup_steps": 401},
         "cvae.common.lr_warmup_steps: must be <= cvae.common.steps (400), got 401",
     ),
+    (
+        {"cvae.confirm.steps": 100, "cvae.common.warmup_steps": 150},
+        "cvae.common.warmup_steps: must be <= cvae.confirm.steps (100), got 150",
+    ),
+    ({"cvae.confirm.steps": 0}, "cvae.confirm.steps: must be > 0, got 0"),
 ]
 
 

@@ -68,7 +68,6 @@ class RunEnvironment:
     worker: int | None  # slot k of ZGAIN_WORKERS concurrent workers; None outside a pool
     cpu_model: str = ""  # /proc/cpuinfo's model name (or platform.processor())
     cpu_isa: str = ""  # the vector paths torch and numpy took, e.g. "torch AVX512, numpy X86_V4"
-    engine: str = ""  # how a group's runs were trained: "lockstep" or "stacked" (resolve_engine)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -275,7 +274,6 @@ def setup_torch(
         worker,
         cpu_model(),
         cpu_isa(),
-        resolve_engine(chosen),
     )
 
 

@@ -193,6 +193,8 @@ class ConfirmParams(Block):
     seeds: tuple[StrictInt, ...]  # CVAE seeds per base
     variants: tuple[StrictStr, ...]  # keys of cvae.variants
     rates: tuple[Rate, ...]  # entries of cvae.rates
+    # training steps of a confirming run; null: cvae.common.steps (docs/defaults.md#the-design)
+    steps: PositiveInt | None = None
 
     @model_validator(mode="after")
     def _distinct(self) -> ConfirmParams:
@@ -263,14 +265,25 @@ class CVAEParams(Block):
             warmups[f"variants.{name}.aggressive.until"] = (
                 variant.aggressive.until if variant.aggressive else 0
             )
+        limits = {"cvae.common.steps": common.steps}
+        if self.confirm.bases and self.confirm.steps is not None:
+            limits["cvae.confirm.steps"] = self.confirm.steps
         for key, value in warmups.items():
-            if value > common.steps:
-                rule = f"must be <= cvae.common.steps ({common.steps})"
-                errors.append(
-                    fail(key if key.startswith("variants.") else f"common.{key}", rule, value)
-                )
+            for limit, steps in limits.items():
+                if value > steps:
+                    rule = f"must be <= {limit} ({steps})"
+                    errors.append(
+                        fail(key if key.startswith("variants.") else f"common.{key}", rule, value)
+                    )
         raise_all(errors)
         return self
+
+    def tier_common(self, confirming: bool) -> CommonCVAEParams:
+        """`common` as a run of the tier trains it: a confirming run takes cvae.confirm.steps
+        when it is set (every schedule spans the run's own steps)."""
+        if confirming and self.confirm.steps is not None:
+            return self.common.model_copy(update={"steps": self.confirm.steps})
+        return self.common
 
     def rate(self, value: float) -> float:
         """The listed target rate equal to `value`; ParamsError if cvae.rates has none."""
