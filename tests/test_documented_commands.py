@@ -6,7 +6,8 @@ loops and arrays (the λ recipe) expand exactly as they would for a reader. Ever
 then checked without running anything heavy: dvc's own parser accepts its flags; `dvc repro` /
 `dvc exp run` targets are stages (or stage groups) of dvc.yaml; every `-S` recipe, applied to a
 copy of params.yaml by DVC's own override code (each value of a sweep in turn), passes
-`check_params`; each `--keep` alternative names a column of `dvc exp show`; `zgain` flags parse
+`check_params`; `dvc dag` targets are stages and `dvc plots show` targets plots of dvc.yaml;
+each `--keep` alternative names a column of `dvc exp show`; `zgain` flags parse
 (typer, without running); `python -m` modules, `bash` scripts, `cat` files and `make` targets
 exist.
 """
@@ -203,9 +204,22 @@ def dvc_problems(argv: list[str]) -> list[str]:
         out += stage_problems(args.targets)
     if command == ["exp", "run"] and args.set_param:
         out += params_problems(args.set_param, args.queue)
+    if command == ["dag"] and args.target:
+        out += stage_problems([args.target])
+    if command == ["plots", "show"]:
+        out += [f"no plot {t!r} in dvc.yaml and no such file" for t in plot_misses(args.targets)]
     if command == ["exp", "show"]:
         out += [problem for pattern in args.keep or [] for problem in keep_problems(pattern)]
     return out
+
+
+def plot_misses(targets: list[str]) -> list[str]:
+    """Targets of `dvc plots show` that are neither a plot id of dvc.yaml nor a file."""
+    import yaml
+
+    declared = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text()).get("plots", [])
+    ids = {key for entry in declared for key in (entry if isinstance(entry, dict) else [entry])}
+    return [t for t in targets if t not in ids and not (REPO_ROOT / t).exists()]
 
 
 def zgain_problems(argv: list[str]) -> list[str]:
@@ -319,6 +333,8 @@ def test_every_module_and_subcommand_named_in_running_text_exists() -> None:
         ("dvc exp show --keep 'cvae\\.nothing'", "names no column"),
         ("dvc exp show --drop '.*' --keep '^(Experiment|token_mean|tokn_sum)$'", "'tokn_sum'"),
         ("cat reports/nothing.json", "no file"),
+        ("dvc dag normalizer@9", "not found"),
+        ("dvc plots show frontier_z_information frontier_nothing", "'frontier_nothing'"),
         ("dvc exp show --only-changd", "does not accept"),
         ("zgain sweep-report --outt x", "No such option"),
         ("zgain shard --index 0 --count 0", "count"),
