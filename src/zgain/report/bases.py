@@ -14,7 +14,7 @@ C. Differences a − b pair the runs of one replicate; their interval is over th
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -304,10 +304,10 @@ def procedure_findings_table(table: pd.DataFrame, rate: float) -> str:
 
 
 def procedure_section(
-    tables: Mapping[str, pd.DataFrame], number: int, confidence: float
+    tables: Mapping[str, pd.DataFrame], numbers: Iterator[int], confidence: float
 ) -> list[str]:
-    """The summary's section on the procedure: Table `number` (every comparison over bases,
-    tables/procedure.csv) and Table `number + 1` (every base, tables/bases.csv)."""
+    """The summary's section on the procedure: the next tables, every comparison over bases
+    (tables/procedure.csv), every base (tables/bases.csv) and the mismatch by position."""
     table, bases_frame = tables[PROCEDURE.name], tables[BASES.name]
     sigmas = [sigma_cells(row) for _, row in table.iterrows()]
     hidden = ["replicates", "tost_low", "tost_high", "p", "sigma_b_upper", "sigma_w_upper"]
@@ -322,7 +322,7 @@ def procedure_section(
     return [
         "## Over bases: claims about the procedure",
         "",
-        f"*Table {number}. a − b per replicate (base, seed), moved to exactly C along the "
+        f"*Table {next(numbers)}. a − b per replicate (base, seed), moved to exactly C along the "
         f"screening base's frontier slope, runs >{RATE_TOLERANCE:.0%} off C left out; mean of "
         f"the per-base means with a {level} t-interval over bases (b − 1 df); σ_B, σ_W by the "
         f"method of moments, each with its one-sided {level} upper bound (≤; a σ_B clipped at "
@@ -334,25 +334,25 @@ def procedure_section(
         "",
         frame_table(shown),
         "",
-        f"*Table {number + 1}. Every base: its tier, checkpoint sha256 (first 12 hex), test "
+        f"*Table {next(numbers)}. Every base: its tier, checkpoint sha256 (first 12 hex), test "
         "excess over the oracle (nats/seq), and each contested variant's mean capture (G^marg "
         "without an oracle) at C.*",
         "",
         frame_table(facts),
         "",
-        *mismatch_section(tables[MISMATCH.name], number + 2),
+        *mismatch_section(tables[MISMATCH.name], numbers),
     ]
 
 
-def mismatch_section(table: pd.DataFrame, number: int) -> list[str]:
-    """Table `number`: the oracle's b*_t and each base's mean b_t − b*_t by position
+def mismatch_section(table: pd.DataFrame, numbers: Iterator[int]) -> list[str]:
+    """The next table: the oracle's b*_t and each base's mean b_t − b*_t by position
     (tables/mismatch.csv); nothing without a per-token oracle."""
     if table.empty:
         return []
     header, rows = mismatch_rows(table)
     return [
-        f"*Table {number}. Where each base departs from the oracle: mean b*_t and each base's "
-        "mean b_t − b*_t (nats) by target position on the test split "
+        f"*Table {next(numbers)}. Where each base departs from the oracle: mean b*_t and each "
+        "base's mean b_t − b*_t (nats) by target position on the test split "
         "([mismatch](../docs/method.md#mismatch), tables/mismatch.csv).*",
         "",
         markdown_table(header, rows),

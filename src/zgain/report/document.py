@@ -9,8 +9,9 @@ typed by hand: each comes from a table that is also written as CSV
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,7 +57,6 @@ from zgain.report.registry import (
     FOLDER,
     FRONTIER,
     HALF_WIDTHS,
-    MISMATCH,
     PLATEAU,
     POSITIONS,
     RATE_CHECK,
@@ -129,15 +129,17 @@ def rate_sections(
     headline: float,
     method: str,
     n_seeds: int,
-    number: int,
+    numbers: Iterator[int],
     coverage: Coverage,
 ) -> list[str]:
-    """Tables `number`, `number + 1`, …: one decomposition table per target rate, each with its
-    winners and damage check."""
+    """The next tables: one decomposition table per target rate, each with its damage check."""
     decomposition = coverage.decomposition
     weights = {v: params.cvae.variants[v].weights for v in next(iter(by_rate.values())).variants}
     lines = []
-    for offset, rate in enumerate(by_rate):
+    first = None
+    for rate in by_rate:
+        number = next(numbers)
+        first = first or number
         table = tables[decomposition_name(rate)]
         title = f"{DECOMPOSITION.title} at target rate C = {rate_label(rate)}"
         if rate == headline:
@@ -145,10 +147,10 @@ def rate_sections(
         note = ADJUSTMENT_NOTE if len(by_rate) > 1 else NO_ADJUSTMENT_NOTE
         note = (
             f"{decomposition.note} {note}"
-            if offset == 0
-            else f"Rows and columns as Table {number}."
+            if number == first
+            else f"Rows and columns as Table {first}."
         )
-        text = caption(number + offset, title, method, note)
+        text = caption(number, title, method, note)
         lines += ["", f"### {title}", "", text, ""]
         spec, cells = with_adjusted_cells(decomposition, table)
         lines.append(render_table(spec, cells, n_seeds, header=at_rate_header))
@@ -198,43 +200,37 @@ def summary_markdown(
     if not coverage.complete:
         lines += ["", "## Left out for this data", ""]
         lines += [f"- {line}." for line in coverage.left_out()]
+    numbers = itertools.count(1)  # the tables are numbered in the order they appear
     check = rate_check_section(
-        tables[RATE_CHECK.name], tables[FRONTIER.name], method, 1, beta_bounds(params)
+        tables[RATE_CHECK.name], tables[FRONTIER.name], method, numbers, beta_bounds(params)
     )
-    number = 2 if check else 1
     lines += ["", *check, "", "## Gain decomposition at each target rate"]
-    lines += rate_sections(params, by_rate, tables, headline, method, n_seeds, number, coverage)
-    number += len(by_rate)
+    lines += rate_sections(params, by_rate, tables, headline, method, n_seeds, numbers, coverage)
     widths = half_width_section(
-        tables[HALF_WIDTHS.name], confidence, method, number, coverage.rank_metric
+        tables[HALF_WIDTHS.name], confidence, method, numbers, coverage.rank_metric
     )
-    number += 1 if widths else 0
     lines += ["", *widths]
     pair = twin_variants({v: params.cvae.variants[v].weights for v in results.variants})
-    twins = twin_section(tables.get(TWINS.name), pair, method, number, tables[VERDICTS.name])
-    number += 1 if twins else 0
+    twins = twin_section(tables.get(TWINS.name), pair, method, numbers, tables[VERDICTS.name])
     lines += ["", *twins]
     at = f" at the headline rate C = {rate_label(headline)}"
     for spec in coverage.seed_tables():
         if spec.name == DECOMPOSITION.name:
             continue
-        text = caption(number, spec.title + at, method, spec.note)
+        text = caption(next(numbers), spec.title + at, method, spec.note)
         lines += ["", f"## {spec.title}{at}", "", text, ""]
         lines.append(render_table(spec, tables[spec.name], n_seeds))
-        number += 1
     if coverage.strategies:
         spec = strategy_spec(coverage.strategies)
-        text = caption(number, spec.title + at, method, spec.note)
+        text = caption(next(numbers), spec.title + at, method, spec.note)
         lines += ["", f"## {spec.title}{at}", "", text, ""]
         lines.append(render_table(spec, tables[STRATEGIES.name], n_seeds, header=str))
-        number += 1
     if len(bases) > 1:  # one base: no claim over bases
-        lines += ["", *over_bases.procedure_section(tables, number, confidence)]
-        number += 2 if tables[MISMATCH.name].empty else 3
+        lines += ["", *over_bases.procedure_section(tables, numbers, confidence)]
     lines += [
         "",
         *verdicts_section(
-            tables[VERDICTS.name], coverage.verdict_metrics, method, number, confidence
+            tables[VERDICTS.name], coverage.verdict_metrics, method, numbers, confidence
         ),
     ]
     lines += figure_section(figures, n_seeds, confidence, coverage)

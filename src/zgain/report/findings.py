@@ -9,7 +9,7 @@ replicates a verdict would need, follow in their own section.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import pandas as pd
 
@@ -313,9 +313,13 @@ def rule_sentence(
 
 
 def half_width_section(
-    table: pd.DataFrame, confidence: float, method: str, number: int, metric: str = "capture"
+    table: pd.DataFrame,
+    confidence: float,
+    method: str,
+    numbers: Iterator[int],
+    metric: str = "capture",
 ) -> list[str]:
-    """Table `number`: each variant's adjusted `metric` interval half-width at the headline rate
+    """The next table: each variant's adjusted `metric` interval half-width at the headline rate
     and the seeds a ±target half-width would need given its sd."""
     if table.empty:
         return []
@@ -344,7 +348,7 @@ def half_width_section(
         f"## Seeds for a ±{target:g} {name} interval at the headline rate",
         "",
         caption(
-            number,
+            next(numbers),
             f"{name.capitalize()} adjusted to C = {rate_label(rate)}: the half-width of its "
             "interval",
             method,
@@ -357,15 +361,22 @@ def half_width_section(
 
 
 def verdicts_section(
-    verdicts: pd.DataFrame, metrics: Sequence[str], method: str, number: int, confidence: float
+    verdicts: pd.DataFrame,
+    metrics: Sequence[str],
+    method: str,
+    numbers: Iterator[int],
+    confidence: float,
 ) -> list[str]:
-    """Tables `number`, `number + 1`: every declared comparison's verdict at every rate, one
+    """The next tables: every declared comparison's verdict at every rate, one
     table per tested metric (the rule and family of the Findings; tables/verdicts.csv)."""
     rates = sorted(set(verdicts["rate"]))
     if not rates:
         return []
     lines = ["## Verdicts at every rate", ""]
-    for offset, metric in enumerate(metrics):
+    first = None
+    for metric in metrics:
+        number = next(numbers)
+        first = first or number
         at = {rate: comparison_rows(verdicts, rate, metric) for rate in rates}
         pairs = list(at[rates[0]].index)
         rows = [
@@ -377,9 +388,9 @@ def verdicts_section(
             f"Rule of the Findings; {legend(confidence)} ({NEEDED}). Intervals: "
             f"{percent(confidence)}, jackknife. The {percent(1 - 2 * alpha_of(confidence))} TOST "
             "interval, p and Holm p of each cell are in tables/verdicts.csv."
-            if offset == 0
-            else f"As Table {number}."
+            if number == first
+            else f"As Table {first}."
         )
-        lines += [caption(number + offset, title, method, note), ""]
+        lines += [caption(number, title, method, note), ""]
         lines += [markdown_table(["a − b", *(f"C = {rate_label(r)}" for r in rates)], rows), ""]
     return lines

@@ -4,7 +4,7 @@ equal-rate twins (docs/method.md#comparison-at-equal-rate)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -51,10 +51,10 @@ def rate_check_section(
     check: pd.DataFrame,
     frontier: pd.DataFrame,
     method: str,
-    number: int,
+    numbers: Iterator[int],
     beta_bounds: tuple[float, float],
 ) -> list[str]:
-    """Table `number`: achieved test KL beside each target, and the runs more than
+    """The next table: achieved test KL beside each target, and the runs more than
     RATE_TOLERANCE off with the cause of each (docs/method.md#why-a-run-misses-its-rate;
     nothing when no run targets a rate)."""
     targeted = check[check["kl_target"].notna()]
@@ -68,7 +68,7 @@ def rate_check_section(
         "## Rates reached",
         "",
         caption(
-            number,
+            next(numbers),
             "Achieved test `kl` against the target rate C (nats per sequence)",
             method,
             f"Every run's own value and its relative error are in "
@@ -125,10 +125,10 @@ def twin_section(
     twins: pd.DataFrame | None,
     pair: tuple[str, str] | None,
     method: str,
-    number: int,
+    numbers: Iterator[int],
     verdicts: pd.DataFrame | None = None,
 ) -> list[str]:
-    """Table `number`: the check that R_mean and R_dist = R_mean / N coincide at equal rate; its
+    """The next table: the check that R_mean and R_dist = R_mean / N coincide at equal rate; its
     conclusion is the pair's verdicts by the one rule (the verdict table's rows of the pair)."""
     if twins is None or pair is None:
         return []
@@ -140,7 +140,7 @@ def twin_section(
         f"## Equal-rate check: {first} against {second}",
         "",
         caption(
-            number,
+            next(numbers),
             f"Seed-paired difference {first} − {second} at each target rate (nats/seq)",
             method,
             f"{second} is {first} divided by the normalizer N (R_dist = R_mean / N). Training "
