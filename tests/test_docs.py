@@ -124,9 +124,9 @@ def test_the_readme_gives_the_findings_own_rerun_command() -> None:
 
 
 GRID = re.compile(
-    r"(\d+) bases, the screening tier's (\d+) variants × (\d+) seeds × (\d+) target rates on"
-    r" the first base \((\d+) runs\), the confirming tier's (\d+) replicates of (\d+)"
-    r" variants at C = ([\d.]+) \((\d+) runs\), (\d+) steps a run"
+    r"(\d+) bases, the screening tier's (\d+) variants × (\d+) seeds? × (\d+) target rates on"
+    r" the first base \((\d+) runs, (\d+) steps each\), the confirming tier's (\d+) replicates"
+    r" of (\d+) variants at C = ([\d.]+) \((\d+) runs, (\d+) steps each\)"
 )
 
 
@@ -150,10 +150,11 @@ def test_the_readme_describes_the_default_grid_of_params() -> None:
             seeds,
             rates,
             variants * seeds * rates,
+            cvae.common.steps,
             replicates,
             len(confirm.variants),
             *map(repr, confirm.rates),
             replicates * len(confirm.variants) * len(confirm.rates),
-            cvae.common.steps,
+            cvae.tier_common(confirming=True).steps,
         )
     ]
