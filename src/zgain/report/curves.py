@@ -58,3 +58,23 @@ def learning_curves(
             curve.insert(1, "series", f"{variant}/seed{seed}")
             frames.append(curve)
     return pd.concat(frames, ignore_index=True)
+
+
+def confirming_curves(
+    live_dir: str | Path,
+    variants: Sequence[str],
+    rate: float,
+    replicates: Sequence[tuple[int, int]],
+    quantity: str,
+) -> pd.DataFrame:
+    """(step, series, quantity) rows of one quantity over the confirming runs at `rate`, one
+    per variant and (base, seed) replicate; series `<variant>/seed<k>` with k the replicate's
+    index, so that a mean over seeds is the mean over replicates."""
+    frames = []
+    for variant in variants:
+        for k, (base, seed) in enumerate(replicates):
+            run = Run(variant, rate, seed, base, confirming=True)
+            curve = read_curve(curve_path(live_dir, run, quantity), quantity).reset_index()
+            curve.insert(1, "series", f"{variant}/seed{k}")
+            frames.append(curve)
+    return pd.concat(frames, ignore_index=True)

@@ -20,10 +20,10 @@ from matplotlib.figure import Figure
 
 from zgain.core.errors import DataError
 from zgain.core.runs import rate_label
-from zgain.params import CommonCVAEParams
+from zgain.params import CommonCVAEParams, Params
 from zgain.report.figures import ORACLE_COLOUR, Style, new_figure, outside_legend, styles
 from zgain.report.loading import EvalResults
-from zgain.report.markdown import fmt
+from zgain.report.markdown import fmt, plural
 from zgain.report.registry import PLATEAU
 
 QUANTITY = "val_z_information"
@@ -111,11 +111,14 @@ def plateau_table(
 
 
 def plateau_sentence(
-    table: pd.DataFrame, headline: float, figure: str = f"figures/{LEARNING_FIGURE}"
+    table: pd.DataFrame,
+    headline: float,
+    figure: str = f"figures/{LEARNING_FIGURE}",
+    tier: str = "",
 ) -> str:
     """One line: how much the top group's mean moved over the rule's window, against the
     tolerance (the window named when it ends before the last step: the penalty's quarter
-    follows it)."""
+    follows it); `tier` names the runs when they are not the screening ones."""
     top = table[table["variant"] == TOP]
     if top.empty:
         return ""
@@ -130,9 +133,30 @@ def plateau_sentence(
     if "steps" in row and pd.notna(row["steps"]) and int(row["step_to"]) < int(row["steps"]):
         window += f" (the quarter before the rate's exact penalty, to step {int(row['steps'])})"
     return (
-        f"Training: the top group's mean validation I^θ at C = {rate_label(headline)} moved "
-        f"{moved} over {window}: {verdict} ([curves]({figure}))."
+        f"Training{tier}: the top group's mean validation I^θ at C = {rate_label(headline)} "
+        f"moved {moved} over {window}: {verdict} ([curves]({figure}))."
     )
+
+
+def confirming_plateau(
+    curve: pd.DataFrame, params: Params, oracle_info: float, top: Sequence[str]
+) -> pd.DataFrame:
+    """The plateau table of the confirming runs (mean over replicates), at their own length
+    `cvae.confirm.steps` and its window."""
+    common = params.cvae.tier_common(confirming=True)
+    window = plateau_window(common)
+    variants = params.cvae.confirm.variants
+    table = plateau_table(curve, common.val_every, common.steps, variants, top, oracle_info, window)
+    table["steps"] = common.steps
+    return table
+
+
+def confirming_tier(params: Params) -> str:
+    """How the plateau sentence names the confirming runs."""
+    confirm = params.cvae.confirm
+    steps = params.cvae.tier_common(confirming=True).steps
+    replicates = len(confirm.bases) * len(confirm.seeds)
+    return f", confirming tier ({plural(replicates, 'replicate')}, {steps} steps)"
 
 
 def learning_figure(

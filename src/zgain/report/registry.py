@@ -67,4 +67,5 @@ PLATEAU = Table(
     ("variant", "step_from", "step_to", "z_information_from", "z_information_to", "change")
     + ("capture_change", "plateau", "members", "steps"),
 )
+PLATEAU_CONFIRMING = Table("plateau_confirming", PLATEAU.columns)  # over the confirming bases
 RUNS = Table("runs")  # one row per run, one column per metric the report shows

@@ -1,0 +1,60 @@
+"""The confirming tier's plateau: its runs' curves read at their own length
+(`cvae.confirm.steps`) and window, averaged over the replicates (bases)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from conftest import tiny_params_raw
+
+from zgain.params import parse_params
+from zgain.report.plateau import (
+    QUANTITY,
+    TOP,
+    confirming_plateau,
+    confirming_tier,
+    plateau_sentence,
+)
+
+
+def _params(steps: int):
+    raw = tiny_params_raw()
+    raw["cvae"]["confirm"]["steps"] = steps
+    raw["cvae"]["common"]["val_every"] = 10
+    raw["cvae"]["common"]["rate_target"]["penalty_from"] = 0.75
+    return parse_params(raw)
+
+
+def _curve(steps: int, values: dict[str, float]) -> pd.DataFrame:
+    """Each series rises linearly with the step at its own slope (nats per step)."""
+    rows = [
+        (step, series, slope * step)
+        for series, slope in values.items()
+        for step in range(10, steps + 1, 10)
+    ]
+    return pd.DataFrame(rows, columns=["step", "series", QUANTITY])
+
+
+def test_the_window_follows_the_confirming_runs_length_and_averages_replicates():
+    params = _params(steps=80)  # penalty from step 60: the window is steps 40-60
+    values = {
+        "token_mean/seed0": 0.001,
+        "token_mean/seed1": 0.003,  # mean slope 0.002: +0.04 over 20 steps
+        "token_share_cc/seed0": 0.0,
+        "token_share_cc/seed1": 0.0,
+    }
+    table = confirming_plateau(_curve(80, values), params, 0.8, ["token_mean"])
+    rows = table.set_index("variant")
+    assert (rows["step_from"].unique().tolist(), rows["step_to"].unique().tolist()) == ([40], [60])
+    assert rows.loc["token_mean", "change"] == pytest.approx(0.04)
+    assert rows.loc["token_mean", "capture_change"] == pytest.approx(0.05)
+    assert rows.loc["token_share_cc", "change"] == pytest.approx(0.0)
+    assert rows.loc[TOP, "change"] == pytest.approx(0.04)
+    assert not rows.loc[TOP, "plateau"]
+    assert (table["steps"] == 80).all()
+    sentence = plateau_sentence(
+        table, 1.0, "tables/plateau_confirming.csv", confirming_tier(params)
+    )
+    assert sentence.startswith("Training, confirming tier (1 replicate, 80 steps): ")
+    assert "steps 40–60 (the quarter before the rate's exact penalty, to step 80)" in sentence
+    assert "no plateau" in sentence
