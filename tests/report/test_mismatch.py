@@ -10,7 +10,7 @@ import pytest
 
 from zgain.core.errors import DataError
 from zgain.core.io import write_table
-from zgain.report.mismatch import base_mismatch, mismatch_table
+from zgain.report.bases import base_mismatch, mismatch_table
 from zgain.report.registry import MISMATCH
 
 

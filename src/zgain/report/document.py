@@ -18,7 +18,6 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-import zgain.report.bases as over_bases
 from zgain.core.io import atomic_dir, atomic_path, write_json
 from zgain.core.runs import Run, rate_label
 from zgain.cvae.terms import terms_used
@@ -29,6 +28,7 @@ from zgain.report.adjust import (
     adjustment_table,
     with_adjusted,
 )
+from zgain.report.bases import BaseRuns
 from zgain.report.controller import ControllerEnd, beta_bounds, rate_check
 from zgain.report.coverage import Coverage
 from zgain.report.figures import build_figures, save_png, top_group
@@ -51,7 +51,9 @@ from zgain.report.loading import EvalResults
 from zgain.report.markdown import method_label
 from zgain.report.metrics_json import CAPTURE_FILE, capture_view, metrics_summary
 from zgain.report.metrics_json import FILE as METRICS_FILE
+from zgain.report.over_bases import procedure_section
 from zgain.report.plateau import LEARNING_FIGURE, QUANTITY, plateau_outputs
+from zgain.report.procedure import PROCEDURE_METRICS, procedure_tables
 from zgain.report.registry import (
     ADJUSTMENT,
     FOLDER,
@@ -178,7 +180,7 @@ def summary_markdown(
     tables: Mapping[str, pd.DataFrame],
     figures: Sequence[str],
     coverage: Coverage,
-    bases: Sequence[over_bases.BaseRuns] = (),
+    bases: Sequence[BaseRuns] = (),
 ) -> str:
     """The Markdown summary: header, rates reached, the decomposition at every rate, the
     equal-rate check, the headline rate's other tables and paired comparisons, commentary,
@@ -226,7 +228,7 @@ def summary_markdown(
         lines += ["", f"## {spec.title}{at}", "", text, ""]
         lines.append(render_table(spec, tables[STRATEGIES.name], n_seeds, header=str))
     if len(bases) > 1:  # one base: no claim over bases
-        lines += ["", *over_bases.procedure_section(tables, numbers, confidence)]
+        lines += ["", *procedure_section(tables, numbers, confidence)]
     lines += [
         "",
         *verdicts_section(
@@ -260,7 +262,7 @@ def build_report(
     params: Params,
     controller: Mapping[Run, ControllerEnd],
     curves: Mapping[str, pd.DataFrame] | None = None,
-    bases: Sequence[over_bases.BaseRuns] = (),
+    bases: Sequence[BaseRuns] = (),
 ) -> Report:
     """Every table, figure and metric of `reports/` for the listed runs at every target rate.
 
@@ -303,8 +305,8 @@ def build_report(
     tables[POSITIONS.name] = information_by_position(results, confidence, coverage.token_oracle)
     if coverage.strategies:
         tables[STRATEGIES.name] = information_by_strategy(results, coverage.strategies, confidence)
-    compared = coverage.metrics(over_bases.PROCEDURE_METRICS)
-    tables |= over_bases.procedure_tables(bases, params, adjusted, compared)
+    compared = coverage.metrics(PROCEDURE_METRICS)
+    tables |= procedure_tables(bases, params, adjusted, compared)
     tables[RUNS.name] = runs_table(by_rate)
     tables[RATE_CHECK.name] = rate_check(by_rate, controller, beta_bounds(params))
     tables[FRONTIER.name] = frontier_table(by_rate, confidence)

@@ -15,11 +15,7 @@ import pandas as pd
 
 from zgain.core.runs import rate_label
 from zgain.params import Params
-from zgain.report.bases import (
-    BaseRuns,
-    procedure_findings_table,
-    procedure_sentence,
-)
+from zgain.report.bases import BaseRuns
 from zgain.report.controller import RATE_TOLERANCE
 from zgain.report.coverage import Coverage
 from zgain.report.loading import EvalResults
@@ -34,6 +30,7 @@ from zgain.report.markdown import (
     markdown_table,
     percent,
 )
+from zgain.report.over_bases import procedure_findings_table, procedure_sentence
 from zgain.report.plateau import plateau_sentence
 from zgain.report.registry import ADJUSTMENT, PLATEAU, POSITIONS, PROCEDURE, VERDICTS
 from zgain.report.scope import one_base, world_sentence

@@ -1,49 +1,40 @@
-"""Intervals over bases: claims about the training procedure, not about one frozen base.
+"""Claims about the training procedure: intervals over bases, their variance components and
+the design's detectable difference, and tables/procedure.csv and tables/bases.csv.
 
-A replicate is a (base, seed) pair and gives one value y_{b,s} (for a comparison, the paired
-difference d_{b,s} of variant − baseline at one rate). The model is the one-way random-effects
-model y_{b,s} = μ + β_b + ε_{b,s}, β_b ~ (0, σ_B²) the base's offset and ε_{b,s} ~ (0, σ_W²) the
-seed-to-seed noise. A claim about the procedure is a claim about μ, whose replicates are the
-bases: the per-base means ȳ_b (k_b finite replicates each) are independent with
-Var(ȳ_b) = σ_B² + σ_W²/k_b, so their unweighted mean with a Student-t interval over the b
-per-base means (b − 1 degrees of freedom, `statistics.t_interval`) is the procedure's interval.
-Seeds within a base are not independent replicates of the procedure and are never pooled as such.
-
-Variance components (method of moments, unbalanced design):
-    σ_W² = Σ_b (k_b − 1) s_b² / Σ_b (k_b − 1)       s_b² the within-base variance (ddof 1)
-    σ_B² = max(0, var_b(ȳ_b) − (1/b) Σ_b σ_W²/k_b)   since E var_b(ȳ_b) = σ_B² + (1/b) Σ σ_W²/k_b
-A clipped σ_B of 0 says only that the bases spread no more than the seeds predict, so each σ
-comes with its one-sided upper confidence bound at the report's level c (normal model):
-    σ_W ≤ σ_W · √(df_W / χ²_{1−c, df_W})             df_W = Σ_b (k_b − 1), exact
-    σ_B ≤ s_ȳ · √((b − 1) / χ²_{1−c, b−1})           s_ȳ the sd of the b per-base means
-The second bounds √(σ_B² + σ_W²/k) (exact with k seeds on every base), hence σ_B: conservative,
-since it does not subtract the seeds' share. With one seed per base (df_W = 0) the design
-cannot tell σ_B from σ_W: σ_W is undefined and σ_B is the spread of the values, both together.
-
-Design: with b bases and k seeds each, SE = √(σ_B² + σ_W²/k) / √b; the smallest |Δ| that the
-two-sided t-test at level 1 − c detects with probability p solves the noncentral-t power
-P(|T| > t_{(1+c)/2, b−1}), T ~ nct(b − 1, Δ/SE) (`statistics.t_test_power`). For a budget
-b (c_B + k c_s), the variance of the grand mean is least at k* = √(c_B σ_W² / (c_s σ_B²)) seeds
-per base.
+A replicate is a (base, seed) pair with value y_{b,s} = μ + β_b + ε_{b,s} (one-way random
+effects, σ_B² and σ_W²). The claim is about μ, whose replicates are the bases: the unweighted
+mean of the per-base means with a t-interval over them (b − 1 df). σ_W and σ_B are method-of-
+moments estimates, each with its one-sided upper confidence bound (χ²); with one seed per base
+they cannot be told apart. The formulas: docs/method.md#claims-about-the-procedure.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from zgain.params import Params
+from zgain.report.adjust import Adjusted
+from zgain.report.bases import BaseRuns, comparisons, mismatch_table, replicates
+from zgain.report.registry import BASES, MISMATCH, PROCEDURE
 from zgain.report.statistics import (
     POWER,
+    Evidence,
     Interval,
+    decide,
     detectable_noncentrality,
+    mean_se,
     spread_upper_bound,
     t_interval,
 )
 
 COLUMNS = ("base", "seed", "value")
+PROCEDURE_METRICS = ("capture", "marginal_gain")
+"""The metrics compared over bases: the verdict table's two."""
 
 
 @dataclass(frozen=True)
@@ -165,3 +156,97 @@ def seeds_per_base(
     if sigma_b == 0.0:
         return math.inf
     return math.sqrt(cost_base * sigma_w**2 / (cost_replicate * sigma_b**2))
+
+
+def procedure_table(
+    bases: Sequence[BaseRuns],
+    pairs: Sequence[tuple[str, str]],
+    adjusted: Adjusted,
+    confidence: float,
+    deltas: Mapping[str, float],
+    metrics: Sequence[str] = PROCEDURE_METRICS,
+) -> pd.DataFrame:
+    """tables/procedure.csv: per comparison a − b, rate and metric, the mean over bases of the
+    per-base mean difference with its t-interval over bases (n = bases), the replicates used,
+    σ_B and σ_W of the difference with their upper bounds at `confidence`, the smallest |Δ|
+    this design detects at POWER at the estimated σ and at σ_B's bound (the spread of the
+    per-base means), the runs left out as off their target, and the verdict of the report's one
+    rule over bases (zgain.report.statistics.decide: the per-base means as the n replicates,
+    Holm over the comparisons of one rate and metric, equivalence margin `deltas[metric]`)."""
+    rows = []
+    rates = list(bases[0].results) if bases else []
+    for rate in rates:
+        for metric in metrics:
+            family = []
+            for a, b in pairs:
+                diffs = []
+                for base in bases:
+                    va = base.values(a, rate, metric, adjusted.slopes[(a, rate, metric)])
+                    vb = base.values(b, rate, metric, adjusted.slopes[(b, rate, metric)])
+                    diffs.append(va.assign(value=va["value"] - vb["value"]))
+                result = procedure_interval(pd.concat(diffs, ignore_index=True), confidence)
+                family.append((a, b, result))
+            evidence = [
+                Evidence.of_se(*mean_se(np.array(list(r.per_base.values()))), confidence)
+                for _, _, r in family
+            ]
+            decided = decide(evidence, deltas[metric], confidence)
+            for (a, b, result), e, (p_holm, verdict) in zip(family, evidence, decided, strict=True):
+                parts = result.components
+                n = result.interval.n
+                k = result.n_replicates / n if n else math.nan
+                detectable = (math.nan, math.nan)
+                if n >= 2:  # the smallest |Δ| at the estimated σ and at σ_B's bound
+                    detectable = (
+                        detectable_difference(parts.sigma_b, parts.sigma_w, n, k, confidence),
+                        detectable_difference(parts.sigma_b_upper, 0.0, n, k, confidence),
+                    )
+                rows.append(
+                    (a, b, rate, metric, *result.interval.row().values(), result.n_replicates)
+                    + (parts.sigma_b, parts.sigma_b_upper, parts.sigma_w, parts.sigma_w_upper)
+                    + detectable
+                    + (sum(base.n_off((a, b), rate) for base in bases), e.tost_low, e.tost_high)
+                    + (e.p, p_holm, verdict)
+                )
+    return PROCEDURE.frame(rows)
+
+
+def procedure_tables(
+    bases: Sequence[BaseRuns], params: Params, adjusted: Adjusted, metrics: Sequence[str]
+) -> dict[str, pd.DataFrame]:
+    """tables/procedure.csv and tables/bases.csv on `metrics` (those the data allows: capture
+    needs the oracle); none without bases."""
+    if not bases:
+        return {}
+    confidence = params.report.confidence
+    deltas = params.report.equivalence.model_dump()
+    table = procedure_table(
+        replicates(bases), comparisons(params), adjusted, confidence, deltas, metrics
+    )
+    facts = bases_table(bases, params.cvae.confirm.variants, adjusted, metrics[0])
+    mismatch = mismatch_table([base.mismatch for base in bases])
+    return {PROCEDURE.name: table, BASES.name: facts, MISMATCH.name: mismatch}
+
+
+def bases_table(
+    bases: Sequence[BaseRuns], variants: Sequence[str], adjusted: Adjusted, metric: str
+) -> pd.DataFrame:
+    """tables/bases.csv: per base, its tier, sha256, test excess and replicates, and each
+    contested variant's mean `metric` (moved to exactly C; off-target runs left out) per rate."""
+    rows = []
+    for base in bases:
+        for rate, at in base.results.items():
+            row = {
+                "base": base.seed,
+                "tier": base.tier,
+                "sha256": base.sha256,
+                "test_excess_nats": base.test_excess,
+                "rate": rate,
+                "seeds": len(at.seeds),
+            }
+            for v in variants:
+                values = base.values(v, rate, metric, adjusted.slopes[(v, rate, metric)])
+                finite = values["value"].dropna()
+                row[v] = float(finite.mean()) if len(finite) else math.nan
+            rows.append(row)
+    return pd.DataFrame(rows)
