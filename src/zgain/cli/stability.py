@@ -39,9 +39,12 @@ def read_trained(folder: Path) -> Trained:
             f"{', '.join(missing)})"
         )
     params = yaml.safe_load(needed[0].read_text())
+    cvae = params["cvae"]
+    # the claims over bases are the confirming runs': their steps (cvae.confirm.steps, when set)
+    steps = cvae.get("confirm", {}).get("steps") or cvae["common"]["steps"]
     return Trained(
         name=folder.name,
-        steps=int(params["cvae"]["common"]["steps"]),
+        steps=int(steps),
         confidence=float(params["report"]["confidence"]),
         procedure=pd.read_csv(needed[1]),
     )
