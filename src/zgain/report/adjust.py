@@ -1,20 +1,7 @@
-"""Values adjusted to exactly the target rate (docs/method.md#exact-rate-adjustment).
-
-A run reaches its target KL C only within a few percent, and the metrics move along the
-frontier with KL, so part of a cell's seed spread is the spread of the achieved KL. Each seed's
-value is moved along its variant's frontier to KL = C:
-
-    adjusted_s = m_s + slope · (C − kl_s)
-
-where slope = dm/dKL of the variant's frontier at C, estimated from the seed means over the
-target rates: (mean kl, mean m) at each rate, a central difference between the two neighbouring
-rates inside the grid and a one-sided difference at its ends. With one rate there is no slope
-and no adjustment (adjusted = raw).
-
-A run more than RATE_TOLERANCE off its target is left out of its rate, so no value is moved
-along the frontier by more than that share of C, and none through another rate's cell. The
-intervals are leave-one-seed-out jackknife intervals that redo the slope without each seed, so
-the slope's own uncertainty is in them.
+"""Values adjusted to exactly the target rate (docs/method.md#exact-rate-adjustment): each seed's
+m_s + slope · (C − kl_s), slope = dm/dKL of its variant's frontier at C from the seed means at
+the neighbouring rates. Runs more than RATE_TOLERANCE off C are left out; the jackknife
+intervals redo the slope without each seed, so its uncertainty is in them.
 """
 
 from __future__ import annotations

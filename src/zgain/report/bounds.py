@@ -1,10 +1,6 @@
-"""The ranges metrics cannot leave, and intervals kept inside them.
-
-A Student-t interval over three seeds can reach past a bound the quantity itself cannot cross
-(a KL below 0, an accuracy above 1). The true mean lies inside the range, so intersecting the
-interval with the range keeps its coverage: every interval the report writes for a bounded
-metric is that intersection. A ratio whose denominator's interval includes 0 has no usable
-interval at all; its cell is n/a (RATIO_DENOMINATORS). docs/method.md#bounded-intervals
+"""The ranges metrics cannot leave, and intervals kept inside them
+(docs/method.md#bounded-intervals): the true mean lies in the range, so intersecting a
+t-interval with it keeps its coverage; a ratio whose denominator's interval holds 0 is n/a.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""What the data lets the report show: the oracle, hidden strategies, a per-token oracle.
-
-The synthetic world has all three. A pairs file (docs/own-data.md) has no hidden strategy and
-no per-token oracle, and has a sequence oracle only when its params name the oracle columns.
-The report keeps every table that needs none of them (the decomposition, fractional gains,
-posterior usage, the frontier, the verdicts) and leaves out, by name, what needs one: capture
-and the oracle rows without an oracle, recovery and the by-strategy table without strategies,
-localization without a per-token oracle.
+"""What the data lets the report show: the oracle, hidden strategies, a per-token oracle. A
+pairs file (docs/own-data.md) lacks the last two and has an oracle only when its params name
+one; what needs a missing one is left out by name.
 """
 
 from __future__ import annotations

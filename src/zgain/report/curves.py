@@ -1,9 +1,6 @@
-"""Learning curves across runs: one wide table per quantity, for `dvc plots show`.
-
-Each training run logs its curves through dvclive as `<live_dir>/<variant>/rate<C>/seed<s>/
-plots/metrics/<quantity>.tsv` (columns `step`, `<quantity>`). The report joins one quantity of
-every run at a target rate into one long table (`step`, `series` = `<variant>/seed<s>`, the
-quantity), which the `series` plot template colours by run: one plot shows every run.
+"""Learning curves across runs for `dvc plots show`: one quantity of every run at a rate as one
+long table (`step`, `series` = `<variant>/seed<s>`, the quantity), from dvclive's
+`<live_dir>/<variant>/rate<C>/seed<s>/plots/metrics/<quantity>.tsv`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The report: tables, figures and metrics from evaluation outputs, and the Markdown summary
-that presents them with a generated commentary and one glossary.
-
-`build_report` computes everything in memory from `zgain.report.loading.EvalResults`;
-`write_report` puts it under `reports_dir`, each file atomically. No number in the summary is
-typed by hand: each comes from a table that is also written as CSV
-(docs/method.md#evaluation-quantities, docs/method.md#uncertainty-over-seeds).
+"""The report: `build_report` computes every table, figure and metric in memory from the runs'
+evaluation outputs and lays out the Markdown summary; `write_report` writes them under
+`reports_dir`. Every number in the summary comes from a table also written as CSV.
 """
 
 from __future__ import annotations
@@ -361,12 +357,9 @@ def write_csv(table: pd.DataFrame, path: Path) -> None:
 
 
 def write_report(report: Report, reports_dir: str | Path) -> None:
-    """Build every file of `report` in a temporary directory, then swap it into `reports_dir`.
-
-    Until the new report is complete the previous one stays in place, whole; then summary.md,
-    metrics.json and each of tables/, plots/ and figures/ are replaced, so no file an older
-    report wrote in those folders survives a change of the report.
-    """
+    """Write every file of `report` in a temporary directory, then swap it into `reports_dir`
+    whole: the previous report stays until the new one is complete, and no file an older report
+    wrote in tables/, plots/ or figures/ survives."""
     with atomic_dir(reports_dir) as root:
         for folder in (FOLDER, PLOTS_DIR, FIGURES_DIR):
             (root / folder).mkdir()

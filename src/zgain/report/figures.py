@@ -1,10 +1,5 @@
-"""The figures of `reports/figures/`, drawn headless and deterministically.
-
-Figures are built on the Agg canvas directly (no pyplot, so no global backend or figure
-state) at fixed sizes: the same inputs give the same PNG bytes. Colours follow the variants'
-params order, markers the seeds' (docs/method.md#evaluation-quantities for the quantities,
-docs/method.md#uncertainty-over-seeds for the intervals).
-"""
+"""The figures of `reports/figures/`, drawn on the Agg canvas (no pyplot state) at fixed sizes,
+so the same inputs give the same PNG bytes; colours and markers follow the variants' order."""
 
 from __future__ import annotations
 
@@ -102,15 +97,9 @@ def frontier_figure(
     look: dict[str, Style] | None = None,
     title: str | None = None,
 ) -> Figure:
-    """Panels against the achieved KL (nats/seq): I^θ, capture, G^marg, probe accuracy;
-    `panels` names the metrics to draw when the data lacks some (None: all four).
-
-    points: one row per run (variant, rate, seed, kl and the panels' metrics). Each variant is a
-    curve through its seed means at each target rate (its colour, marker and line style), every
-    run a small point. references: the dashed line of a panel by metric (the oracle's I* for
-    I^θ, 1 for capture, the Bayes ceiling for the probe); the probe panel also draws the x-only
-    floor. The legend sits right of the panels.
-    """
+    """Panels of `panels` (None: all four) against the achieved KL (nats/seq), from `points` (one
+    row per run): each variant's curve through its seed means at each rate, every run a small
+    point, and the dotted reference of a panel from `references` (by metric)."""
     shown = [panel for panel in FRONTIER_PANELS if panels is None or panel[0] in panels]
     rows = 2 if len(shown) > 2 else 1
     fig = Figure(figsize=(13.0, 4.2 * rows), dpi=DPI, layout="constrained")
@@ -332,11 +321,9 @@ def build_figures(
     additive: Sequence[str] = (),
     top: Sequence[str] = (),
 ) -> dict[str, Figure]:
-    """Every figure of the report by file name (see the functions for what each shows): the
-    frontier over every run, the same for the `top` group alone (its own scale, the outliers
-    apart), the forest plot of the verdicts on `test_metric`, and the headline rate's
-    decomposition and positions; `panels` as in `frontier_figure`; `oracle`: whether the
-    decomposition has an oracle bar; `additive`: the variants drawn dashed."""
+    """Every figure of the report by file name: the frontier, the `top` group's frontier on its
+    own scale, the forest plot of the verdicts on `test_metric`, and the headline rate's
+    decomposition and positions; `additive`: the variants drawn dashed."""
     look = styles(variants, additive)
     label = "capture" if test_metric == "capture" else "I^θ (nats/seq)"
     figures = {"frontier.png": frontier_figure(points, variants, references, panels, look)}

@@ -1,10 +1,6 @@
-"""The summary's opening `## Findings`, generated from the verdicts (docs/method.md#verdicts).
-
-One screen: a sentence of what holds robustly (with the sign of the net gain), the verdict
-table of the headline rate (the other rates' verdicts as symbols), then the rule, the world and
-base the findings hold on, the additive variants and negative z-information in a line each.
-Every number comes from a table; the verdicts at every rate, with their intervals and the
-replicates a verdict would need, follow in their own section.
+"""The summary's opening `## Findings` (docs/method.md#verdicts) and its sections on the
+verdicts: what holds, the verdict table of the headline rate, the rule and scope in a line
+each, then every verdict at every rate and the seeds a ±δ interval needs.
 """
 
 from __future__ import annotations

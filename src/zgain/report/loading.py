@@ -1,8 +1,5 @@
-"""Reading the evaluate stage's outputs for the report (docs/method.md#evaluation-quantities).
-
-Inputs are `<eval_dir>/<variant>/rate<rate>/seed<seed>/{metrics.json, examples.parquet}`, one
-target rate at a time, and only the (variant, seed) runs the caller lists are read: outputs of
-a variant since removed from params stay on disk but never reach a report. A missing run raises
+"""Reading the evaluate stage's outputs (docs/method.md#evaluation-quantities): each listed
+run's metrics.json and examples.parquet, once per report; a missing or stale run raises
 DataError naming the dvc command that produces it.
 """
 

@@ -21,14 +21,9 @@ def json_number(value: float) -> float | None:
 
 
 def metrics_summary(results: EvalResults, headline_rate: float, adjustment: pd.DataFrame) -> dict:
-    """reports/metrics.json: {"headline_rate": C, "oracle_info": I*, "variants": {name:
-    {metric: raw seed mean}}, "adjusted_to_C": {name: {metric: adjusted mean}}}.
-
-    `variants`: the runs at the headline rate C, seed means of SUMMARY_METRICS over the seeds
-    where each is defined (null when none is), each run at the KL it reached. `adjusted_to_C`:
-    the ADJUSTED metrics moved to exactly KL = C over the kept runs (zgain.report.adjust), the
-    values the Findings and the verdicts read. I* (the oracle's mean information) anchors both.
-    """
+    """reports/metrics.json: the headline rate C, the oracle's I*, each variant's seed means of
+    SUMMARY_METRICS at C (`variants`, each run at the KL it reached) and its ADJUSTED metrics
+    moved to exactly C (`adjusted_to_C`, the values the Findings read); null for NaN."""
     variants = {
         variant: {m: json_number(finite_mean(results.values(variant, m))) for m in SUMMARY_METRICS}
         for variant in results.variants
@@ -45,11 +40,9 @@ def metrics_summary(results: EvalResults, headline_rate: float, adjustment: pd.D
 
 
 def capture_view(metrics: dict) -> dict:
-    """reports/capture.json, the one file `dvc metrics show` / `dvc exp show` read: the headline
-    rate C, the oracle's I*, and each variant's capture adjusted to exactly KL = C (the value
-    the Findings quote; the raw seed means are in metrics.json), keyed by the variant's name
-    and rounded to CAPTURE_DIGITS so that the view of 11 variants fits 200 columns; null where
-    it is undefined (no oracle, or every run of the cell off its target)."""
+    """reports/capture.json, the file `dvc metrics show` reads: the headline rate C, the oracle's
+    I* and each variant's capture adjusted to exactly C, rounded to CAPTURE_DIGITS so that 11
+    variants fit 200 columns (null where undefined)."""
     adjusted = metrics["adjusted_to_C"]
     view: dict[str, float | None] = {
         "headline_rate": metrics["headline_rate"],

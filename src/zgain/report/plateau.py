@@ -1,13 +1,6 @@
-"""Whether training has reached a plateau: the headline rate's validation I^θ over the steps.
-
-Each run validates every `cvae.common.val_every` steps and at its last step (the curve
-`val_z_information`, logged at every log step with the latest validation's value in between);
-only the validated steps are read here. The plateau table compares, per variant, the mean over
-seeds at the start and the end of a window one quarter of training long, and the same for the
-top group's mean: the last quarter, or, when the rate target's exact penalty holds the rate over
-its own last share of training, the quarter just before the penalty starts, so that the rule
-reads where one mechanism (the multiplier) holds the rate throughout and the hold can neither
-make nor break a plateau (docs/method.md#trained-to-a-plateau).
+"""Whether training reached a plateau: the headline rate's validation I^θ over the steps
+(docs/method.md#trained-to-a-plateau). The rule reads a window one quarter of training long:
+the last quarter, or the quarter before the rate target's exact penalty starts.
 """
 
 from __future__ import annotations

@@ -166,13 +166,10 @@ def procedure_table(
     deltas: Mapping[str, float],
     metrics: Sequence[str] = PROCEDURE_METRICS,
 ) -> pd.DataFrame:
-    """tables/procedure.csv: per comparison a − b, rate and metric, the mean over bases of the
-    per-base mean difference with its t-interval over bases (n = bases), the replicates used,
-    σ_B and σ_W of the difference with their upper bounds at `confidence`, the smallest |Δ|
-    this design detects at POWER at the estimated σ and at σ_B's bound (the spread of the
-    per-base means), the runs left out as off their target, and the verdict of the report's one
-    rule over bases (zgain.report.statistics.decide: the per-base means as the n replicates,
-    Holm over the comparisons of one rate and metric, equivalence margin `deltas[metric]`)."""
+    """tables/procedure.csv: per comparison a − b, rate and metric, the mean of the per-base mean
+    differences with its t-interval over bases, σ_B and σ_W with their upper bounds, the
+    smallest |Δ| detectable at POWER, the runs left out, and the verdict of the one rule with
+    the per-base means as replicates (Holm over one rate and metric, margin `deltas[metric]`)."""
     rows = []
     rates = list(bases[0].results) if bases else []
     for rate in rates:

@@ -338,13 +338,9 @@ def likelihood_variants(weights: Mapping[str, Mapping[str, float]]) -> list[str]
 def damage_sentences(
     decomposition: pd.DataFrame, weights: Mapping[str, Mapping[str, float]]
 ) -> list[str]:
-    """Flag every likelihood objective whose mean marginal_gain is below DAMAGE_THRESHOLD.
-
-    A likelihood objective starts at the base (marginal_gain = 0 at the entangled
-    initialization) and trains on the sequence NLL itself, so a clearly negative marginal gain
-    (nats/seq) means fine-tuning made the CVAE, z marginalized, a worse model of y given x.
-    `weights` maps each listed variant to its params weights (params.cvae.variants).
-    """
+    """Flag every likelihood objective (weights only `sum`) whose mean marginal_gain (nats/seq) is
+    below DAMAGE_THRESHOLD: it started at the base (G^marg = 0), so fine-tuning made it a worse
+    model of y given x. `weights`: each listed variant's params weights."""
     candidates = likelihood_variants(weights)
     if not candidates:
         return [

@@ -1,11 +1,6 @@
 """Every claim over bases at the default steps beside the same study trained longer
-(docs/defaults.md#the-stability-view).
-
-Each run is a finished study's report folder with the params.yaml it came from. The view lays
-each comparison of tables/procedure.csv (the report's one rule over bases) at each step count
-side by side and says which verdicts hold at every step count: a verdict that changes when
-training goes on measures learning speed, not the objectives. Pure: frames in, a frame and
-Markdown out; `zgain.cli.stability` reads and writes the folders.
+(docs/defaults.md#the-stability-view): which verdicts of tables/procedure.csv hold at every
+step count. Pure; `zgain.cli.stability` reads and writes the folders.
 """
 
 from __future__ import annotations

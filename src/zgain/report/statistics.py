@@ -1,15 +1,8 @@
-"""The report's statistics: intervals, the verdict rule, power and sample size.
-
-One definition each, used by the report, the sweep report, `zgain check` and bench/: the t
-half-width (`half_width`), the verdict rule (`decide`: p → Holm → TOST → `classify`,
-docs/method.md#verdicts), the power of the two-sided t-test (`t_test_power`) with its searches
-(`smallest_n`, `detectable_noncentrality`) and the upper confidence bound on a spread.
-
-Intervals over seeds: the seeds are the replicates (docs/method.md#uncertainty-over-seeds). A
-run's metric is a mean over the test examples of one trained model; the report treats the n
-seed values of a variant as an i.i.d. sample of the training procedure and gives their mean with
-a two-sided Student-t interval, mean ± t_{(1+c)/2, n−1} · s / √n, s the sample standard
-deviation (ddof 1). Paired comparisons use the same interval on per-seed differences.
+"""The report's statistics, one definition each for the report, the sweep report, `zgain check`
+and bench/: the t interval and half-width, the verdict rule (`decide`: p → Holm → TOST →
+`classify`, docs/method.md#verdicts), the power of the two-sided t-test with its searches, and
+the upper confidence bound on a spread. Seeds are the replicates
+(docs/method.md#uncertainty-over-seeds).
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
-"""The tables of `reports/`: run metrics over seeds beside their reference rows.
+"""The seed tables of `reports/tables/`: run metrics over seeds beside their reference rows.
 
-Every table is a long DataFrame (registry.CELLS), one row per cell of its Markdown rendering:
-`variant` is the row label (a variant, or a reference row such as `base`, `oracle`, `floor`),
-`metric` the column. `kind` says how the cell was computed:
-
-- `seeds`: mean over the variant's seeds with a Student-t interval over the seed means
-  (docs/method.md#uncertainty-over-seeds); `n` counts the seeds where the metric is defined.
-- `split`: a value fixed by the test split and the evaluate settings, the same in every run
-  (checked when loading), so no interval; `n` counts the runs it was read from.
-- `definition`: a constant that holds by definition (the base's gains are 0, a capture of 1).
-
-`source` names the run metric a cell was read from (docs/method.md#evaluation-quantities).
+A long table (registry.CELLS) has one row per Markdown cell; `kind` says how the cell was made:
+`seeds` (mean and t-interval over seeds, docs/method.md#uncertainty-over-seeds), `split` (a
+value fixed by the test split, no interval) or `definition` (a constant); `source` names the
+run metric it was read from.
 """
 
 from __future__ import annotations

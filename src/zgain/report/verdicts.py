@@ -1,22 +1,7 @@
-"""Verdicts of the pre-declared comparisons at equal rate: one rule (docs/method.md#verdicts).
-
-At every target rate and on each tested metric (capture, and G^marg; I^θ is capture × I*, so
-it is shown beside capture, never tested again), each variant is compared with the baseline
-and the pairs `report.pairs` names: nothing is picked from the results. A comparison a − b is
-the mean of the seed-paired differences of the values adjusted to exactly the rate, with a
-leave-one-seed-out jackknife SE that redoes the adjustment (zgain.report.adjust), so the
-slope's uncertainty is in it; runs off their target are left out. Its verdict, tried in order:
-
-- `equivalent`: the (1 − 2α) interval lies inside ±δ (TOST at α; δ per metric from
-  report.equivalence), whatever the test says: a difference inside ±δ is never `better`;
-- `better` / `worse`: the two-sided t-test (df n − 1) rejects at α after Holm's step-down
-  adjustment over the comparisons of one rate and metric (the family the Findings state);
-- `undetermined`: neither, or fewer than MIN_SEEDS replicates; `replicates_needed` then gives
-  the n at which a paired t-test at the family's Bonferroni level would separate the observed
-  difference with 80% power (noncentral t), at the spread's 80% upper confidence bound.
-
-α = 1 − report.confidence, the level of every other interval of the report; the rule itself,
-the power and the intervals are zgain.report.statistics'.
+"""Verdicts of the declared comparisons at equal rate (docs/method.md#verdicts): each variant
+against the baseline and `report.pairs`, at every rate, on capture and G^marg. A comparison is
+the mean of the seed-paired differences of the values adjusted to exactly C, with a jackknife
+SE that redoes the adjustment; the rule is zgain.report.statistics.decide.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""The same comparisons on several worlds, side by side (docs/usage.md#several-worlds).
-
-Each world is one finished run's report folder (`reports/`, with its `params.yaml`). The view
-lays the verdict over bases of every comparison (tables/procedure.csv, the report's one rule
-with the per-base means as replicates) per world, says which hold on every world, which flip
-(better on one world, worse on another) and where, and gives each world's oracle i*_t by
-position (tables/information_by_position.csv) with its share of I* on the first target token.
-Pure: frames in, frames and Markdown out; `zgain.cli.worlds` reads and writes the folders.
+"""The same comparisons on several worlds, side by side (docs/usage.md#several-worlds): each
+world's verdicts over bases (tables/procedure.csv), which hold or flip across worlds, and each
+world's oracle i*_t by position. Pure; `zgain.cli.worlds` reads and writes the folders.
 """
 
 from __future__ import annotations

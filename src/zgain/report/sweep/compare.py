@@ -1,15 +1,7 @@
-"""A sweep as a comparison: each experiment against a baseline run, seed by seed.
-
-The baseline is the committed run the experiments branch from (`dvc exp show`'s baseline row,
-e.g. `main`) or a named experiment. For every variant both hold, at the headline rate, the
-delta experiment − baseline of each metric is paired by seed (the same seed draws the same
-batches and initialization in both) and given a t-interval over the seeds
-(`zgain.report.statistics.t_interval`) at the repository's report.confidence c. On the tested
-metrics (capture, G^marg) each delta gets its verdict by the report's one rule
-(`zgain.report.statistics.decide`, docs/method.md#verdicts): equivalent when the (1 − 2α)
-interval lies inside ±δ, better / worse when the paired t-test rejects at α = 1 − c after Holm
-over the family of one experiment × metric, undetermined otherwise. Params that differ from the
-baseline are listed, including keys only one side has, and so are the variants added or removed.
+"""A sweep as a comparison (docs/usage.md#sweeps): each experiment against a baseline run, at
+the headline rate, deltas paired by seed with their t-interval at report.confidence; on capture
+and G^marg each delta gets the report's verdict (statistics.decide, Holm over one experiment ×
+metric). The params and variants that differ from the baseline are listed.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""Sweep reports: tables and figures over DVC experiments, generated from `dvc exp show`.
-
-Each experiment's `reports/metrics.json` holds, per variant, seed means at its headline rate
-(docs/method.md#comparison-at-equal-rate). A sweep report lines the experiments up by the
-params that differ between them: one row per (experiment, variant). When the experiments vary
-the unified family's exponents (α, γ) of a variant that weights only the `unified` term, the
-report also maps capture and G^marg over (α, γ) at every target rate of the experiments (seed
-means from each experiment's `reports/tables/runs.csv`), with the replacement and additive
-variants placed where they sit in the family (docs/method.md#unified).
+"""Sweep reports over DVC experiments, from `dvc exp show`: one row per (experiment, variant)
+of each experiment's reports/metrics.json, and, when the experiments vary the unified family's
+(α, γ), capture and G^marg over that grid with the named variants placed on it
+(docs/method.md#unified).
 """
 
 from __future__ import annotations
