@@ -22,6 +22,9 @@ from zgain.report.sweep.tables import (
 
 DEFAULT = "null (common value)"
 """How a param whose value is null (a variant using cvae.common's value) is shown."""
+DELTAS = ("experiment", "variant", "metric", "baseline", "value", "delta", "low", "high", "n")
+DELTAS += ("p", "tost_low", "tost_high")
+"""comparison.csv's columns: the seed-paired delta experiment − baseline and its tests."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,7 @@ class Comparison:
     baseline: str
     params: pd.DataFrame  # experiment, param, baseline, experiment value
     variants: pd.DataFrame  # experiment, added, removed
-    deltas: pd.DataFrame  # experiment, variant, metric, baseline, value, delta, low, high, n
+    deltas: pd.DataFrame  # DELTAS, then p_holm and verdict
     confidence: float  # the level of the deltas' intervals
 
 
@@ -63,8 +66,8 @@ def param_differences(base: Mapping, row: Mapping) -> list[dict]:
 
 def paired_deltas(
     base_runs: pd.DataFrame, runs: pd.DataFrame, rate: float, confidence: float
-) -> list[dict]:
-    """Per (variant, metric) both hold at `rate`: seed-paired delta mean and its interval."""
+) -> list[tuple]:
+    """Per (variant, metric) both hold at `rate`: the DELTAS after `experiment`."""
     out = []
     base_at, at = base_runs[base_runs["rate"] == rate], runs[runs["rate"] == rate]
     for variant in [v for v in at["variant"].unique() if v in set(base_at["variant"])]:
@@ -77,21 +80,9 @@ def paired_deltas(
             delta = (b.loc[seeds, metric] - a.loc[seeds, metric]).to_numpy(dtype=float)
             interval = t_interval(delta, confidence)  # NaN bounds with fewer than 2 seeds
             evidence = Evidence.of_values(delta, confidence)
-            out.append(
-                {
-                    "variant": variant,
-                    "metric": metric,
-                    "baseline": float(a[metric].mean()),
-                    "value": float(b[metric].mean()),
-                    "delta": interval.mean,
-                    "low": interval.low,
-                    "high": interval.high,
-                    "n": interval.n,
-                    "p": evidence.p,
-                    "tost_low": evidence.tost_low,
-                    "tost_high": evidence.tost_high,
-                }
-            )
+            means = (float(a[metric].mean()), float(b[metric].mean()))
+            tests = (evidence.p, evidence.tost_low, evidence.tost_high)
+            out.append((variant, metric, *means, *interval.row().values(), *tests))
     return out
 
 
@@ -145,28 +136,12 @@ def compare(
             }
         )
         found = paired_deltas(base_runs, read_runs(rev), metrics["headline_rate"], confidence)
-        deltas += [{"experiment": name, **d} for d in found]
+        deltas += [(name, *d) for d in found]
     return Comparison(
         label(base),
         pd.DataFrame(params, columns=["experiment", "param", "baseline", "value"]),
         pd.DataFrame(variants, columns=["experiment", "added", "removed"]),
-        pd.DataFrame(
-            deltas,
-            columns=[
-                "experiment",
-                "variant",
-                "metric",
-                "baseline",
-                "value",
-                "delta",
-                "low",
-                "high",
-                "n",
-                "p",
-                "tost_low",
-                "tost_high",
-            ],
-        ).pipe(with_verdicts, margins or {}, confidence),  # fmt: skip
+        pd.DataFrame(deltas, columns=list(DELTAS)).pipe(with_verdicts, margins or {}, confidence),
         confidence,
     )
 

@@ -14,6 +14,8 @@ import yaml
 from zgain.core.io import atomic_path, replaced_dir
 from zgain.report.figures import save_png
 from zgain.report.markdown import frame_table
+from zgain.report.metrics_json import FILE as METRICS_FILE
+from zgain.report.registry import FOLDER, RUNS
 from zgain.report.sweep.compare import compare, comparison_markdown
 from zgain.report.sweep.figures import family_figure, sweep_frontier_figure
 from zgain.report.sweep.tables import (
@@ -23,6 +25,8 @@ from zgain.report.sweep.tables import (
     named_points,
     with_report_metrics,
 )
+
+RUNS_CSV = f"reports/{FOLDER}/{RUNS.file}"  # each experiment's runs table
 
 
 class Written:
@@ -55,16 +59,14 @@ def write_sweep_report(
     import dvc.api
 
     def report_metrics(rev: str) -> dict:
-        return json.loads(dvc.api.read("reports/metrics.json", repo=repo, rev=rev))
+        return json.loads(dvc.api.read(f"reports/{METRICS_FILE}", repo=repo, rev=rev))
 
     @functools.cache
     def report_runs(rev: str) -> pd.DataFrame:
         try:
-            text = dvc.api.read("reports/tables/runs.csv", repo=repo, rev=rev)
+            text = dvc.api.read(RUNS_CSV, repo=repo, rev=rev)
         except Exception as err:  # dvc raises several types for a missing file or revision
-            raise SweepError(
-                f"experiment {rev}: reports/tables/runs.csv unreadable ({err})"
-            ) from err
+            raise SweepError(f"experiment {rev}: {RUNS_CSV} unreadable ({err})") from err
         return pd.read_csv(io.StringIO(text), dtype={"variant": str})
 
     rows = with_report_metrics(dvc.api.exp_show(repo=repo), report_metrics)
@@ -91,8 +93,7 @@ def _write(out, sweep, rows, report_runs, report_metrics, repo, baseline):
             report_runs,
             report_metrics,
             baseline=baseline,
-            margins=margins(repo),
-            **level(repo),
+            **report_settings(repo),
         )
     except SweepError as err:
         if baseline is not None:  # a baseline asked for by name must exist
@@ -114,19 +115,17 @@ def _write(out, sweep, rows, report_runs, report_metrics, repo, baseline):
     return written.names, len(sweep.rows), int(sweep.rows["experiment"].nunique()), no_comparison
 
 
-def margins(repo: str) -> dict[str, float]:
-    """δ per tested metric: report.equivalence of the repository's params.yaml."""
+def report_settings(repo: str) -> dict:
+    """The comparison's settings from the `report` block of the repository's params.yaml, as in
+    the report: `margins`, δ per tested metric, and `confidence` when it is set."""
     params = yaml.safe_load((Path(repo) / "params.yaml").read_text()) or {}
-    equivalence = params.get("report", {}).get("equivalence", {})
-    return {m: float(equivalence[m]) for m in ("capture", "marginal_gain") if m in equivalence}
-
-
-def level(repo: str) -> dict[str, float]:
-    """{"confidence": report.confidence} of the repository's params.yaml (empty without one):
-    the level of the comparison's intervals, as in the report."""
-    params = yaml.safe_load((Path(repo) / "params.yaml").read_text()) or {}
-    confidence = params.get("report", {}).get("confidence")
-    return {} if confidence is None else {"confidence": float(confidence)}
+    report = params.get("report", {})
+    equivalence = report.get("equivalence", {})
+    margins = {m: float(equivalence[m]) for m in ("capture", "marginal_gain") if m in equivalence}
+    settings: dict = {"margins": margins}
+    if report.get("confidence") is not None:
+        settings["confidence"] = float(report["confidence"])
+    return settings
 
 
 def shared_headline(rates: pd.Series) -> float | None:
