@@ -27,7 +27,7 @@ from zgain.report.adjust import (
 from zgain.report.bases import BaseRuns
 from zgain.report.controller import ControllerEnd, beta_bounds, rate_check
 from zgain.report.coverage import Coverage
-from zgain.report.figures import build_figures, save_png, top_group
+from zgain.report.figures import build_figures, save_png
 from zgain.report.findings import (
     additive_definitions,
     findings_lines,
@@ -39,6 +39,7 @@ from zgain.report.frontier import (
     frontier_table,
     headline_rate,
     run_points,
+    top_group,
     twin_check,
     twin_variants,
 )

@@ -293,21 +293,6 @@ def save_png(fig: Figure, path: str | Path) -> None:
         fig.savefig(tmp, format="png", dpi=DPI, metadata=PNG_METADATA)
 
 
-TOP_BAND = 3  # the top group: within this many equivalence margins δ of the best
-
-
-def top_group(adjustment: pd.DataFrame, headline: float, metric: str, margins) -> list[str]:
-    """The variants whose adjusted headline `metric` lies within TOP_BAND·δ of the best one's
-    (δ: `metric`'s attribute of `margins`, report.equivalence), in params order: the zoomed
-    frontier's group (a view, not a claim; the verdicts decide)."""
-    at = adjustment[(adjustment["rate"] == headline) & (adjustment["metric"] == metric)]
-    at = at[at["mean"].notna()]
-    if at.empty:
-        return []
-    band = TOP_BAND * getattr(margins, metric)
-    return at[at["mean"] >= at["mean"].max() - band]["variant"].tolist()
-
-
 def build_figures(
     points: pd.DataFrame,
     decomposition: pd.DataFrame,

@@ -94,3 +94,18 @@ def run_points(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:
         frame.insert(1, "rate", rate)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
+
+
+TOP_BAND = 3  # the top group: within this many equivalence margins δ of the best
+
+
+def top_group(adjustment: pd.DataFrame, headline: float, metric: str, margins) -> list[str]:
+    """The variants whose adjusted headline `metric` lies within TOP_BAND·δ of the best one's
+    (δ: `metric`'s attribute of `margins`, report.equivalence), in params order: the zoomed
+    frontier's group (a view, not a claim; the verdicts decide)."""
+    at = adjustment[(adjustment["rate"] == headline) & (adjustment["metric"] == metric)]
+    at = at[at["mean"].notna()]
+    if at.empty:
+        return []
+    band = TOP_BAND * getattr(margins, metric)
+    return at[at["mean"] >= at["mean"].max() - band]["variant"].tolist()
