@@ -319,6 +319,7 @@ def build_report(
     top = top_group(tables[ADJUSTMENT.name], headline, coverage.rank_metric, report.equivalence)
     figures = build_figures(
         run_points(by_rate),
+        tables[FRONTIER.name],
         tables[DECOMPOSITION.name],
         tables[POSITIONS.name],
         results.variants,

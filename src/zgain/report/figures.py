@@ -91,6 +91,7 @@ FRONTIER_PANELS = (
 
 def frontier_figure(
     points: pd.DataFrame,
+    frontier: pd.DataFrame,
     variants: Sequence[str],
     references: dict[str, float],
     panels: Sequence[str] | None = None,
@@ -111,7 +112,8 @@ def frontier_figure(
         for variant in variants:
             st = look[variant]
             runs = points[points["variant"] == variant]
-            means = runs.groupby("rate", sort=True)[["kl", metric]].mean()
+            mine = frontier[frontier["variant"] == variant]
+            means = mine.pivot(index="rate", columns="metric", values="mean").sort_index()
             ax.plot(
                 means["kl"], means[metric], color=st.colour, linestyle=st.linestyle,
                 marker=st.marker, markersize=6,
@@ -295,6 +297,7 @@ def save_png(fig: Figure, path: str | Path) -> None:
 
 def build_figures(
     points: pd.DataFrame,
+    frontier: pd.DataFrame,
     decomposition: pd.DataFrame,
     by_position: pd.DataFrame,
     variants: Sequence[str],
@@ -311,10 +314,12 @@ def build_figures(
     decomposition and positions; `additive`: the variants drawn dashed."""
     look = styles(variants, additive)
     label = "capture" if test_metric == "capture" else "I^θ (nats/seq)"
-    figures = {"frontier.png": frontier_figure(points, variants, references, panels, look)}
+    figures = {
+        "frontier.png": frontier_figure(points, frontier, variants, references, panels, look)
+    }
     if top and len(top) < len(variants):
         figures["frontier_top.png"] = frontier_figure(
-            points[points["variant"].isin(top)], list(top), references, panels, look,
+            points[points["variant"].isin(top)], frontier, list(top), references, panels, look,
             title=f"The top group alone: {', '.join(top)}",
         )  # fmt: skip
     figures["forest.png"] = forest_figure(verdicts, test_metric, label)
