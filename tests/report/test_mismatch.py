@@ -1,5 +1,5 @@
-"""zgain.report.mismatch: a base without a per-token oracle has no mismatch rows, and a missing
-surprisal table is one line naming the stage that writes it."""
+"""The mismatch read in zgain.report.bases: a base without a per-token oracle has no mismatch
+rows, and a missing surprisal table is one line naming the stage that writes it."""
 
 from __future__ import annotations
 
