@@ -12,7 +12,7 @@ from zgain.cvae.terms import terms_used
 from zgain.report.bounds import clip_to_bounds
 from zgain.report.loading import EvalResults
 from zgain.report.registry import FRONTIER, TWINS
-from zgain.report.statistics import paired_row, t_interval
+from zgain.report.statistics import paired_differences, t_interval
 
 FRONTIER_METRICS = (
     "kl",
@@ -81,9 +81,11 @@ def twin_check(
     rows = []
     for rate, results in by_rate.items():
         for metric in TWIN_METRICS:
-            paired = paired_row(results, first, second, metric, confidence)
-            rows.append({"rate": rate, "metric": metric, **paired})
-    return pd.DataFrame(rows).reindex(columns=list(TWINS.columns))
+            diffs = paired_differences(
+                results.values(first, metric), results.values(second, metric)
+            )
+            rows.append((rate, metric, *t_interval(diffs, confidence).row().values()))
+    return TWINS.frame(rows)
 
 
 def run_points(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:

@@ -10,15 +10,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import chi2, nct
 from scipy.stats import t as student_t
-
-if TYPE_CHECKING:
-    from zgain.report.loading import EvalResults
 
 
 @dataclass(frozen=True)
@@ -48,10 +44,6 @@ class Interval:
     def row(self) -> dict[str, float | int]:
         """The columns `mean`, `low`, `high`, `n` of every interval table."""
         return {"mean": self.mean, "low": self.low, "high": self.high, "n": self.n}
-
-    def excludes(self, value: float) -> bool:
-        """True when the interval exists and `value` lies outside it (a separation)."""
-        return self.has_interval and math.isfinite(value) and not self.low <= value <= self.high
 
 
 def finite_mean(values: np.ndarray) -> float:
@@ -98,16 +90,6 @@ def paired_differences(variant: np.ndarray, baseline: np.ndarray) -> np.ndarray:
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"paired values need one (n,) shape, got {a.shape} and {b.shape}")
     return a - b
-
-
-def paired_row(
-    results: EvalResults, a: str, b: str, metric: str, confidence: float
-) -> dict[str, float | int | bool | None]:
-    """The seed-paired comparison a − b on `metric`: the mean and t-interval of the per-seed
-    differences, and `separated` (the interval excludes 0; None without an interval)."""
-    diffs = paired_differences(results.values(a, metric), results.values(b, metric))
-    stats = t_interval(diffs, confidence)
-    return {**stats.row(), "separated": stats.excludes(0.0) if stats.has_interval else None}
 
 
 def half_width(scale: float, n: int, confidence: float) -> float:
