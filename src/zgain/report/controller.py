@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -62,9 +62,6 @@ class ControllerEnd:
             float(closing.min()),
             float(closing.max()),
         )
-
-    def row(self) -> dict[str, float]:
-        return asdict(self)
 
 
 def read_controller_end(live_dir: str | Path, run: Run) -> ControllerEnd:
@@ -163,21 +160,14 @@ def rate_check(
             target = float(run.get(KL_TARGET_KEY, math.nan))
             error = run["kl"] / target - 1.0 if math.isfinite(target) else math.nan
             off = bool(outside_tolerance(run["kl"], target))
-            row = {
-                "variant": run["variant"],
-                "rate": rate,
-                "seed": int(run["seed"]),
-                KL_TARGET_KEY: target,
-                "kl": float(run["kl"]),
-                "relative_error": error,
-                "off": off,
-            }
+            seed, state, cause = int(run["seed"]), (math.nan,) * 4, math.nan
             if math.isfinite(target):
-                end = controller[Run(run["variant"], rate, int(run["seed"]), results.base)]
-                row |= end.row()
+                end = controller[Run(run["variant"], rate, seed, results.base)]
+                state = astuple(end)
                 if off:
-                    row["cause"] = miss_cause(end, target, *beta_bounds, RATE_TOLERANCE)
-            rows.append(row)
+                    cause = miss_cause(end, target, *beta_bounds, RATE_TOLERANCE)
+            kl = float(run["kl"])
+            rows.append((run["variant"], rate, seed, target, kl, error, off, *state, cause))
     return RATE_CHECK.frame(rows)
 
 
