@@ -217,17 +217,12 @@ def decomposition_name(rate: float) -> str:
     return f"{DECOMPOSITION_PREFIX}{rate_label(rate)}"
 
 
-def cell(label: str, metric: str, stats: Interval, kind: str, source: str) -> dict:
-    return {
-        "variant": label,
-        "metric": metric,
-        **stats.row(),
-        "kind": kind,
-        "source": source,
-    }
+def cell(label: str, metric: str, stats: Interval, kind: str, source: str) -> tuple:
+    """One row of a long seed table, in registry.CELLS order."""
+    return (label, metric, *stats.row().values(), kind, source)
 
 
-def reference_cells(reference: Reference, results: EvalResults, latent_dim: int) -> list[dict]:
+def reference_cells(reference: Reference, results: EvalResults, latent_dim: int) -> list[tuple]:
     """The cells of one reference row: split values, the latent size, or constants."""
     rows, n_runs = [], len(results.runs)
     for metric, source in reference.cells.items():
@@ -252,7 +247,7 @@ def variant_cells(
     metric: str,
     confidence: float,
     latent_dim: int | None = None,
-) -> dict:
+) -> tuple:
     """Mean and t-interval over seeds, kept inside the metric's range (zgain.report.bounds); a
     SPLIT_KEYS metric is the common value, no interval. A ratio whose denominator's interval
     holds 0 is n/a (NaN, source `n/a: <denominator> interval holds 0`)."""
