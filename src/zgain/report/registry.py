@@ -2,7 +2,8 @@
 
 Code that builds a table builds its rows in the declared order and makes the frame with
 `Table.frame`; code that reads one names it by `Table.name`. A table whose columns depend on
-the run (one per variant) declares no columns.
+the run (one per variant) declares no columns. The seed tables share CELLS and are named by
+their specs (zgain.report.tables.SEED_TABLES, one decomposition per rate).
 """
 
 from __future__ import annotations
