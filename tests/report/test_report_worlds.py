@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from zgain.cli.app import app
-from zgain.report.worlds import (
+from zgain.report.side_by_side import (
     DIFFERS,
     FLIPS,
     HOLDS,

@@ -5,7 +5,7 @@ folder of a run on another world, copied beside the others: docs/usage.md#severa
 Writes summary.md, verdicts.csv (every comparison present on every world, per world, with its
 agreement across worlds) and worlds.csv (knobs, bases, base steps and excess, mean I*, i*_t by
 position) into OUT,
-each file atomically (zgain.report.worlds).
+each file atomically (zgain.report.side_by_side).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import yaml
 
 from zgain.core.errors import DataError
 from zgain.core.io import atomic_path
-from zgain.report.worlds import World, verdicts_across, view_markdown, worlds_table
+from zgain.report.side_by_side import World, verdicts_across, view_markdown, worlds_table
 
 TABLES = "tables"
 NEEDED = ("procedure.csv", "information_by_position.csv", "runs.csv", "bases.csv")
