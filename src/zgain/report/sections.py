@@ -1,5 +1,7 @@
-"""Markdown building blocks of the summary, and its sections on the rates reached and on the
-equal-rate twins (docs/method.md#comparison-at-equal-rate)."""
+"""The summary's sections between the Findings and the verdicts: the rates reached, the
+decomposition's adjusted columns and damage check, the equal-rate twins
+(docs/method.md#comparison-at-equal-rate), the seed tables' Markdown, and the figures with
+their captions."""
 
 from __future__ import annotations
 
