@@ -104,16 +104,9 @@ FRACTIONAL = TableSpec(
 RECOVERY = TableSpec(
     name="recovery",
     title="Strategy recovery beyond x (accuracies and NMI, shares)",
-    columns=(
-        "probe_accuracy",
-        "probe_accuracy_mean",
-        "normalized_recovery",
-        "normalized_recovery_mean",
-        "kmeans_accuracy",
-        "kmeans_accuracy_mean",
-        "kmeans_nmi",
-        "kmeans_nmi_mean",
-    ),
+    columns=("probe_accuracy", "probe_accuracy_mean", "normalized_recovery")
+    + ("normalized_recovery_mean", "kmeans_accuracy", "kmeans_accuracy_mean")
+    + ("kmeans_nmi", "kmeans_nmi_mean"),
     note=(
         "Columns without `_mean` read one sample z ~ q(z|x,y) per example (what the decoder "
         "receives), `_mean` columns read E_q[z]. `floor`: the probe on log p(s|x) alone "
@@ -198,14 +191,7 @@ DIAGNOSTICS = TableSpec(
         "dominates the uncertainty. `iw_samples` is a setting, the same in every run."
     ),
 )
-SEED_TABLES: tuple[TableSpec, ...] = (
-    DECOMPOSITION,
-    FRACTIONAL,
-    RECOVERY,
-    LOCALIZATION,
-    POSTERIOR,
-    DIAGNOSTICS,
-)
+SEED_TABLES = (DECOMPOSITION, FRACTIONAL, RECOVERY, LOCALIZATION, POSTERIOR, DIAGNOSTICS)
 """The summary's tables over seeds, in report order."""
 
 
