@@ -81,12 +81,15 @@ def new_figure(size: tuple[float, float], n_panels: int = 1) -> tuple[Figure, li
     return fig, axes
 
 
-FRONTIER_PANELS = (
-    ("z_information", "z-information I^θ (nats/seq)", "oracle I*"),
-    ("capture", "capture I^θ / I*", None),
-    ("marginal_gain", "marginal gain G^marg (nats/seq)", None),
-    ("probe_accuracy", "probe accuracy (strategy from z)", "Bayes ceiling"),
-)
+AXIS_LABELS = {
+    "z_information": "z-information I^θ (nats/seq)",
+    "capture": "capture I^θ / I*",
+    "marginal_gain": "marginal gain G^marg (nats/seq)",
+    "probe_accuracy": "probe accuracy (strategy from z)",
+}
+"""Each plotted metric's axis label, with its unit (the sweep report's figures use them too)."""
+REFERENCE_LABELS = {"z_information": "oracle I*", "probe_accuracy": "Bayes ceiling"}
+"""The frontier panels' dotted references that carry a label (their value beside it)."""
 
 
 def frontier_figure(
@@ -101,13 +104,14 @@ def frontier_figure(
     """Panels of `panels` (None: all four) against the achieved KL (nats/seq), from `points` (one
     row per run): each variant's curve through its seed means at each rate, every run a small
     point, and the dotted reference of a panel from `references` (by metric)."""
-    shown = [panel for panel in FRONTIER_PANELS if panels is None or panel[0] in panels]
+    shown = [metric for metric in AXIS_LABELS if panels is None or metric in panels]
     rows = 2 if len(shown) > 2 else 1
     fig = Figure(figsize=(13.0, 4.2 * rows), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     axes = [fig.add_subplot(rows, 2, i + 1) for i in range(len(shown))]
     look = look or styles(variants)
-    for ax, (metric, label, ref_label) in zip(axes, shown, strict=True):
+    for ax, metric in zip(axes, shown, strict=True):
+        label, ref_label = AXIS_LABELS[metric], REFERENCE_LABELS.get(metric)
         ax.grid(alpha=0.3)
         for variant in variants:
             st = look[variant]

@@ -10,10 +10,10 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from zgain.report.figures import DPI, ORACLE_COLOUR, WIDE, colours, new_figure
+from zgain.report.figures import AXIS_LABELS, DPI, ORACLE_COLOUR, WIDE, colours, new_figure
 from zgain.report.sweep.tables import FAMILY_METRICS, Sweep
 
-FAMILY_LABELS = {"capture": "capture I^θ / I*", "marginal_gain": "G^marg (nats/seq)"}
+FAMILY_LABELS = {"capture": AXIS_LABELS["capture"], "marginal_gain": "G^marg (nats/seq)"}
 
 
 def sweep_frontier_figure(sweep: Sweep) -> Figure:
@@ -22,8 +22,8 @@ def sweep_frontier_figure(sweep: Sweep) -> Figure:
     variants = list(dict.fromkeys(sweep.rows["variant"]))
     palette = colours(variants)
     for ax, metric, label in (
-        (left, "z_information", "z-information I^θ (nats/seq)"),
-        (right, "marginal_gain", "marginal gain G^marg (nats/seq)"),
+        (left, "z_information", AXIS_LABELS["z_information"]),
+        (right, "marginal_gain", AXIS_LABELS["marginal_gain"]),
     ):
         for variant in variants:
             rows = sweep.rows[sweep.rows["variant"] == variant]
