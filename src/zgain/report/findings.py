@@ -25,6 +25,7 @@ from zgain.report.markdown import (
     listing,
     markdown_table,
     percent,
+    pivot,
 )
 from zgain.report.over_bases import procedure_findings_table, procedure_sentence
 from zgain.report.plateau import plateau_sentence
@@ -370,12 +371,9 @@ def verdicts_section(
     for metric in metrics:
         number = next(numbers)
         first = first or number
-        at = {rate: comparison_rows(verdicts, rate, metric) for rate in rates}
-        pairs = list(at[rates[0]].index)
-        rows = [
-            [f"{a} − {b}", *(verdict_cell(at[rate].loc[(a, b)], confidence) for rate in rates)]
-            for a, b in pairs
-        ]
+        mine = verdicts[verdicts["metric"] == metric]
+        text = lambda r: verdict_cell(r, confidence)  # noqa: E731
+        rows = pivot(mine, ["a", "b"], "rate", text, rates, label=" − ".join)
         title = f"Δ {LABELS[metric]} (a − b) at each target rate"
         note = (
             f"Rule of the Findings; {legend(confidence)} ({NEEDED}). Intervals: "
