@@ -19,6 +19,7 @@ from zgain.report.markdown import (
     LABELS,
     MARKS,
     NOT_SEPARABLE,
+    bracket,
     caption,
     fmt,
     legend,
@@ -59,11 +60,11 @@ def verdict_cell(
     equivalent one shows the (1 − 2α) interval it was decided on, α = 1 − confidence."""
     text = fmt(row["mean_diff"], signed=True)
     if row["verdict"] == EQUIVALENT and pd.notna(row["tost_low"]):
-        low, high = fmt(row["tost_low"], signed=True), fmt(row["tost_high"], signed=True)
         tost = percent(1 - 2 * alpha_of(confidence))
-        return f"{text} ≈ {tost} [{low}, {high}]" if interval else f"{text} ≈"
+        tost += " " + bracket(row["tost_low"], row["tost_high"], signed=True)
+        return f"{text} ≈ {tost}" if interval else f"{text} ≈"
     if interval and pd.notna(row["low"]):
-        text += f" [{fmt(row['low'], signed=True)}, {fmt(row['high'], signed=True)}]"
+        text += " " + bracket(row["low"], row["high"], signed=True)
     text += f" {MARKS[row['verdict']]}"
     if needed and row["verdict"] == UNDETERMINED and row["replicates_needed"]:
         text += f" n′{'' if str(row['replicates_needed']).startswith('>') else '='}"

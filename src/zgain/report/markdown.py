@@ -39,11 +39,16 @@ def fmt(value: float, digits: int = DIGITS, *, signed: bool = False) -> str:
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
 
+def bracket(low: float, high: float, *, signed: bool = False) -> str:
+    """`[low, high]`: the one way an interval is written."""
+    return f"[{fmt(low, signed=signed)}, {fmt(high, signed=signed)}]"
+
+
 def fmt_stats(row: Mapping, *, signed: bool = False) -> str:
     """`mean [low, high]` when the row has an interval, the mean alone otherwise."""
     text = fmt(row["mean"], signed=signed)
     if Interval.of(row).has_interval:
-        text += f" [{fmt(row['low'], signed=signed)}, {fmt(row['high'], signed=signed)}]"
+        text += " " + bracket(row["low"], row["high"], signed=signed)
     return text
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from zgain.report.markdown import frame_table, percent
+from zgain.report.markdown import bracket, frame_table, percent
 from zgain.report.statistics import Evidence, decide, t_interval
 from zgain.report.sweep.tables import (
     SWEEP_METRICS,
@@ -152,7 +152,7 @@ def comparison_markdown(comparison: Comparison) -> str:
     once instead of repeated."""
     deltas = comparison.deltas.copy()
     deltas["interval"] = [
-        f"[{low:+.3f}, {high:+.3f}]" if low == low and high == high else "n/a (1 seed)"
+        bracket(low, high, signed=True) if low == low and high == high else "n/a (1 seed)"
         for low, high in zip(deltas["low"], deltas["high"], strict=True)
     ]
     deltas = deltas.drop(columns=["low", "high", "p", "tost_low", "tost_high"])
