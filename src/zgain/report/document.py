@@ -29,7 +29,6 @@ from zgain.report.controller import ControllerEnd, beta_bounds, rate_check
 from zgain.report.coverage import Coverage
 from zgain.report.figures import build_figures, save_png
 from zgain.report.findings import (
-    additive_definitions,
     findings_lines,
     half_width_section,
     verdicts_section,
@@ -64,7 +63,7 @@ from zgain.report.registry import (
     TWINS,
     VERDICTS,
 )
-from zgain.report.scope import header, mixed_devices_lines, rerun_command
+from zgain.report.scope import additive_definitions, header, mixed_devices_lines, rerun_command
 from zgain.report.sections import (
     ADJUSTMENT_NOTE,
     FIGURES_DIR,

@@ -154,22 +154,6 @@ def negative_information(
     return text + f" ([figure]({POSITION_FIGURE}))."
 
 
-def additive_definitions(params: Params) -> str:
-    """The additive variants (more than one weighted term) as sums of their terms."""
-    parts = []
-    for name, variant in params.cvae.variants.items():
-        used = {t: w for t, w in variant.weights.items() if w}
-        if len(used) > 1:
-            terms = " + ".join(t if w == 1 else f"{w:g}·{t}" for t, w in used.items())
-            parts.append(f"{name} = {terms}")
-    if not parts:
-        return ""
-    return (
-        f"*Additive (dashed in figures): {'; '.join(parts)} "
-        "([terms](../docs/method.md#reconstruction-terms)).*"
-    )
-
-
 def findings_table(
     verdicts: pd.DataFrame,
     adjustment: pd.DataFrame,
