@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from zgain.core.io import atomic_dir, atomic_path, write_json
 from zgain.core.runs import Run, rate_label
 from zgain.cvae.terms import terms_used
-from zgain.params import DataParams, Params
+from zgain.params import Params
 from zgain.report.adjust import (
     ADJUSTED_METRICS,
     adjust_results,
@@ -63,7 +63,7 @@ from zgain.report.registry import (
     TWINS,
     VERDICTS,
 )
-from zgain.report.scope import additive_definitions, header, mixed_devices_lines, rerun_command
+from zgain.report.scope import TITLE, setup_section
 from zgain.report.sections import (
     ADJUSTMENT_NOTE,
     FIGURES_DIR,
@@ -184,17 +184,10 @@ def summary_markdown(
     results = by_rate[headline]
     n_seeds, confidence = len(results.seeds), params.report.confidence
     method = method_label(n_seeds, confidence)
-    title, setup = header(params, results, list(by_rate))
     findings = findings_lines(
         params, by_rate, headline, tables, tables[FRONTIER.name], coverage, bases
     )
-    lines = [*title, *findings]
-    lines += ["", "## Setup", "", *setup]
-    if additive := additive_definitions(params):
-        lines.append(f"- {additive.strip('*')}")
-    other = "world" if isinstance(params.data, DataParams) else "split of these pairs"
-    lines.append(f"- To rerun the study on another {other}: `{rerun_command(params.data)}`.")
-    lines += mixed_devices_lines(all_runs(by_rate))
+    lines = [*TITLE, *findings, "", *setup_section(params, by_rate, headline)]
     if not coverage.complete:
         lines += ["", "## Left out for this data", ""]
         lines += [f"- {line}." for line in coverage.left_out()]
@@ -234,12 +227,6 @@ def summary_markdown(
     lines += figure_section(figures, n_seeds, confidence, coverage)
     lines += ["## Glossary", "", SYMBOLS, "", *glossary_lines(glossary_names())]
     return "\n".join(lines) + "\n"
-
-
-def all_runs(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:
-    """Every listed run's metrics at every rate, with its `rate`."""
-    frames = [results.runs.assign(rate=rate) for rate, results in by_rate.items()]
-    return pd.concat(frames, ignore_index=True)
 
 
 def runs_table(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:
