@@ -44,7 +44,7 @@ from zgain.report.frontier import (
 )
 from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
 from zgain.report.loading import EvalResults
-from zgain.report.markdown import method_label
+from zgain.report.markdown import column_header, method_label
 from zgain.report.metrics_json import CAPTURE_FILE, capture_view, metrics_summary
 from zgain.report.metrics_json import FILE as METRICS_FILE
 from zgain.report.over_bases import procedure_section
@@ -205,17 +205,13 @@ def summary_markdown(
     twins = twin_section(tables.get(TWINS.name), pair, method, numbers, tables[VERDICTS.name])
     lines += ["", *twins]
     at = f" at the headline rate C = {rate_label(headline)}"
-    for spec in coverage.seed_tables():
-        if spec.name == DECOMPOSITION.name:
-            continue
+    specs = [spec for spec in coverage.seed_tables() if spec.name != DECOMPOSITION.name]
+    specs += [strategy_spec(coverage.strategies)] if coverage.strategies else []
+    for spec in specs:  # a strategy column is headed by the strategy's name
         text = caption(next(numbers), spec.title + at, method, spec.note)
         lines += ["", f"## {spec.title}{at}", "", text, ""]
-        lines.append(render_table(spec, tables[spec.name], n_seeds))
-    if coverage.strategies:
-        spec = strategy_spec(coverage.strategies)
-        text = caption(next(numbers), spec.title + at, method, spec.note)
-        lines += ["", f"## {spec.title}{at}", "", text, ""]
-        lines.append(render_table(spec, tables[STRATEGIES.name], n_seeds, header=str))
+        header = str if spec.name == STRATEGIES.name else column_header
+        lines.append(render_table(spec, tables[spec.name], n_seeds, header=header))
     if len(bases) > 1:  # one base: no claim over bases
         lines += ["", *procedure_section(tables, numbers, confidence)]
     lines += [
