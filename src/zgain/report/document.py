@@ -44,7 +44,7 @@ from zgain.report.frontier import (
 )
 from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
 from zgain.report.loading import EvalResults
-from zgain.report.markdown import column_header, method_label
+from zgain.report.markdown import caption, column_header, method_label
 from zgain.report.metrics_json import CAPTURE_FILE, capture_view, metrics_summary
 from zgain.report.metrics_json import FILE as METRICS_FILE
 from zgain.report.over_bases import procedure_section
@@ -69,7 +69,6 @@ from zgain.report.sections import (
     FIGURES_DIR,
     NO_ADJUSTMENT_NOTE,
     at_rate_header,
-    caption,
     damage_sentences,
     figure_section,
     rate_check_section,
