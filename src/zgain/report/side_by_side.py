@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from zgain.report.markdown import fmt, fmt_stats, markdown_table, percent, pivot
+from zgain.report.markdown import fmt, fmt_stats, frame_table, markdown_table, percent, pivot
 from zgain.report.statistics import BETTER, UNDETERMINED, WORSE
 
 KNOBS = ("prefix", "decoy_positions", "decoy_noise")
@@ -23,6 +23,14 @@ ORACLE = "oracle"  # the oracle's rows of tables/information_by_position.csv
 KEY = ["a", "b", "rate", "metric"]
 HOLDS, FLIPS, DIFFERS, OPEN = "holds", "flips", "differs", "open"
 ZERO_TOLERANCE = 1e-12  # nats
+WORLD_HEADERS = {
+    "base_max_steps": "base max_steps",
+    "test_excess": "base excess",
+    "oracle_info": "mean I*",
+    "first_token_share": "share at t = 0",
+    "oracle_by_position": "i*_t by position",
+}
+"""The worlds table's columns as summary.md heads them (the others keep their names)."""
 
 
 @dataclass(frozen=True)
@@ -150,31 +158,7 @@ def view_markdown(worlds: Sequence[World], across: pd.DataFrame, command: str) -
         "share at t = 0: mean i*_0 / mean I*; base excess: the bases' mean test excess over "
         "the oracle (nats per sequence), their mismatch.",
         "",
-        markdown_table(
-            [
-                "world",
-                "knobs",
-                "bases",
-                "base max_steps",
-                "base excess",
-                "mean I*",
-                "share at t = 0",
-                "i*_t by position",
-            ],
-            [
-                [
-                    r["world"],
-                    r["knobs"],
-                    str(r["bases"]),
-                    r["base_max_steps"],
-                    fmt(r["test_excess"]),
-                    fmt(r["oracle_info"]),
-                    fmt(r["first_token_share"]),
-                    r["oracle_by_position"],
-                ]
-                for _, r in table.iterrows()
-            ],
-        ),
+        frame_table(table.rename(columns=WORLD_HEADERS)),
         "",
     ]
     lines += summary_sentences(across)
