@@ -22,6 +22,7 @@ from zgain.report.markdown import (
     bracket,
     caption,
     fmt,
+    frame_table,
     legend,
     listing,
     markdown_table,
@@ -304,25 +305,11 @@ def half_width_section(
         return []
     name = "capture" if metric == "capture" else "z-information"
     rate, target = float(table["rate"].iloc[0]), float(table["target"].iloc[0])
-    rows = [
-        [
-            r["variant"],
-            fmt(r["mean"]),
-            fmt(r["sd"]),
-            str(r["n"]),
-            fmt(r["half_width"]),
-            r["seeds_needed"] or "n/a",
-        ]
-        for _, r in table.iterrows()
-    ]
-    header = [
-        "variant",
-        f"`{metric}` adjusted",
-        "sd",
-        "seeds",
-        "half-width",
-        f"seeds for ±{target:g}",
-    ]
+    shown = table.drop(columns=["rate", "target"]).assign(
+        seeds_needed=table["seeds_needed"].replace("", "n/a")
+    )
+    heads = {"mean": f"`{metric}` adjusted", "n": "seeds", "half_width": "half-width"}
+    heads["seeds_needed"] = f"seeds for ±{target:g}"
     return [
         f"## Seeds for a ±{target:g} {name} interval at the headline rate",
         "",
@@ -335,7 +322,7 @@ def half_width_section(
             f"sd/√n ≤ {target:g} at the observed sd (the equivalence margin of {name}).",
         ),
         "",
-        markdown_table(header, rows),
+        frame_table(shown.rename(columns=heads)),
     ]
 
 
