@@ -46,10 +46,21 @@ class TableSpec:
     after: tuple[Reference, ...] = ()
 
 
+DECOMPOSED = ("gross_gain", "marginal_gain", "z_information", "capture", "kl", "net_gain")
+"""The decomposition's columns; the base row is 0 in each by definition."""
+RECOVERED = ("probe_accuracy", "normalized_recovery", "kmeans_accuracy", "kmeans_nmi")
+"""The recovery measures, each read from a sample z and (`_mean`) from E_q[z]."""
+
+
+def with_means(label: str, cells: Mapping[str, str | float]) -> Reference:
+    """A recovery reference row: each measure's value also serves its `_mean` column."""
+    return Reference(label, {c: v for m, v in cells.items() for c in (m, f"{m}_mean")})
+
+
 DECOMPOSITION = TableSpec(
     name="decomposition",
     title="Gain decomposition (nats per sequence)",
-    columns=("gross_gain", "marginal_gain", "z_information", "capture", "kl", "net_gain"),
+    columns=DECOMPOSED,
     note=(
         "Per example, gross = marginal + z-information exactly: B − L = (B − M) + (M − L). "
         "`base`: the reference, the base model against itself (every entry 0 by definition). "
@@ -58,14 +69,7 @@ DECOMPOSITION = TableSpec(
         "`oracle_info` = I*, capture 1 by definition, kl = I* (the rate of that latent with its "
         "exact posterior), net = gross − kl = `oracle_marginal_gain`)."
     ),
-    before=(
-        Reference(
-            BASE,
-            dict.fromkeys(
-                ("gross_gain", "marginal_gain", "z_information", "capture", "kl", "net_gain"), 0.0
-            ),
-        ),
-    ),
+    before=(Reference(BASE, dict.fromkeys(DECOMPOSED, 0.0)),),
     after=(
         Reference(
             ORACLE,
@@ -104,9 +108,7 @@ FRACTIONAL = TableSpec(
 RECOVERY = TableSpec(
     name="recovery",
     title="Strategy recovery beyond x (accuracies and NMI, shares)",
-    columns=("probe_accuracy", "probe_accuracy_mean", "normalized_recovery")
-    + ("normalized_recovery_mean", "kmeans_accuracy", "kmeans_accuracy_mean")
-    + ("kmeans_nmi", "kmeans_nmi_mean"),
+    columns=tuple(c for m in RECOVERED for c in (m, f"{m}_mean")),
     note=(
         "Columns without `_mean` read one sample z ~ q(z|x,y) per example (what the decoder "
         "receives), `_mean` columns read E_q[z]. `floor`: the probe on log p(s|x) alone "
@@ -117,32 +119,24 @@ RECOVERY = TableSpec(
         "definition. The KMeans floor ignores x: KMeans measures recovery, not recovery beyond x."
     ),
     before=(
-        Reference(
+        with_means(
             "floor",
             {
                 "probe_accuracy": "probe_floor",
-                "probe_accuracy_mean": "probe_floor",
                 "normalized_recovery": 0.0,
-                "normalized_recovery_mean": 0.0,
                 "kmeans_accuracy": "kmeans_accuracy_floor",
-                "kmeans_accuracy_mean": "kmeans_accuracy_floor",
                 "kmeans_nmi": 0.0,
-                "kmeans_nmi_mean": 0.0,
             },
         ),
     ),
     after=(
-        Reference(
+        with_means(
             "ceiling",
             {
                 "probe_accuracy": "probe_ceiling",
-                "probe_accuracy_mean": "probe_ceiling",
                 "normalized_recovery": 1.0,
-                "normalized_recovery_mean": 1.0,
                 "kmeans_accuracy": "kmeans_accuracy_ceiling",
-                "kmeans_accuracy_mean": "kmeans_accuracy_ceiling",
                 "kmeans_nmi": "kmeans_nmi_ceiling",
-                "kmeans_nmi_mean": "kmeans_nmi_ceiling",
             },
         ),
     ),
