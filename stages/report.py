@@ -15,10 +15,11 @@ from zgain.core.io import sweep_temporaries
 from zgain.params import Params, load_params
 from zgain.report.bases import load_bases
 from zgain.report.controller import controller_ends
-from zgain.report.curves import CURVE_QUANTITIES, learning_curves
+from zgain.report.curves import CURVE_QUANTITIES, confirming_curves, learning_curves
 from zgain.report.document import build_report, write_report
 from zgain.report.frontier import headline_rate
 from zgain.report.loading import load_results
+from zgain.report.plateau import QUANTITY
 
 
 def run(params: Params) -> None:
@@ -38,7 +39,15 @@ def run(params: Params) -> None:
     }
     controller = controller_ends(params.paths.cvae_live, by_rate)
     bases = load_bases(params)
-    report = build_report(by_rate, params, controller, curves, bases)
+    confirm = params.cvae.confirm
+    confirming = None
+    if confirm.bases and confirm.steps is not None:
+        rate = headline if headline in confirm.rates else confirm.rates[0]
+        replicates = [(base, seed) for base in confirm.bases for seed in confirm.seeds]
+        confirming = confirming_curves(
+            params.paths.cvae_live, confirm.variants, rate, replicates, QUANTITY
+        )
+    report = build_report(by_rate, params, controller, curves, bases, confirming)
     write_report(report, params.paths.reports_dir)
 
 

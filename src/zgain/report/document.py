@@ -48,7 +48,7 @@ from zgain.report.markdown import caption, column_header, method_label
 from zgain.report.metrics_json import CAPTURE_FILE, capture_view, metrics_summary
 from zgain.report.metrics_json import FILE as METRICS_FILE
 from zgain.report.over_bases import procedure_section
-from zgain.report.plateau import LEARNING_FIGURE, QUANTITY, plateau_outputs
+from zgain.report.plateau import LEARNING_FIGURE, QUANTITY, confirming_plateau, plateau_outputs
 from zgain.report.procedure import PROCEDURE_METRICS, procedure_tables
 from zgain.report.registry import (
     ADJUSTMENT,
@@ -56,6 +56,7 @@ from zgain.report.registry import (
     FRONTIER,
     HALF_WIDTHS,
     PLATEAU,
+    PLATEAU_CONFIRMING,
     POSITIONS,
     RATE_CHECK,
     RUNS,
@@ -241,13 +242,16 @@ def build_report(
     controller: Mapping[Run, ControllerEnd],
     curves: Mapping[str, pd.DataFrame] | None = None,
     bases: Sequence[BaseRuns] = (),
+    confirming: pd.DataFrame | None = None,
 ) -> Report:
     """Every table, figure and metric of `reports/` for the listed runs at every target rate.
 
     by_rate maps each target rate (params order) to its runs; controller holds the rate
     controller's end state of every run with a target (zgain.report.controller); curves holds
     the learning-curve plot tables by quantity (zgain.report.curves), written as
-    plots/learning_<quantity>.csv; bases, every base's runs of the contested variants.
+    plots/learning_<quantity>.csv; bases, every base's runs of the contested variants;
+    confirming, the confirming runs' validation I^θ curves when they train their own
+    cvae.confirm.steps (zgain.report.curves.confirming_curves), read by the plateau rule.
     """
     confidence = params.report.confidence
     latent_dim = params.cvae.common.model.latent_dim
@@ -325,6 +329,9 @@ def build_report(
         tables[PLATEAU.name], figures[LEARNING_FIGURE] = plateau_outputs(
             curves[QUANTITY], params.cvae.common, results, headline, top, additive
         )
+    if confirming is not None:
+        oracle_info = results.split_value("oracle_info")
+        tables[PLATEAU_CONFIRMING.name] = confirming_plateau(confirming, params, oracle_info, top)
     return Report(
         tables=tables,
         plots=plots,

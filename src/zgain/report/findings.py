@@ -30,8 +30,15 @@ from zgain.report.markdown import (
     pivot,
 )
 from zgain.report.over_bases import procedure_findings_table, procedure_sentence
-from zgain.report.plateau import plateau_sentence
-from zgain.report.registry import ADJUSTMENT, PLATEAU, POSITIONS, PROCEDURE, VERDICTS
+from zgain.report.plateau import confirming_tier, plateau_sentence
+from zgain.report.registry import (
+    ADJUSTMENT,
+    PLATEAU,
+    PLATEAU_CONFIRMING,
+    POSITIONS,
+    PROCEDURE,
+    VERDICTS,
+)
 from zgain.report.scope import one_base, world_sentence
 from zgain.report.statistics import (
     BETTER,
@@ -257,8 +264,14 @@ def findings_lines(
     scope = world_sentence(params.data, results.split_value("n_examples"))
     lines += ["", f"{scope} {one_base(params)}" if not procedure else scope]
     plateau = tables.get(PLATEAU.name)
+    confirming = tables.get(PLATEAU_CONFIRMING.name)
     for extra in (
         "" if plateau is None else plateau_sentence(plateau, headline),
+        ""
+        if confirming is None
+        else plateau_sentence(
+            confirming, headline, f"tables/{PLATEAU_CONFIRMING.file}", confirming_tier(params)
+        ),
         negative_information(frontier, tables[POSITIONS.name], headline, coverage.token_oracle),
     ):
         if extra:
