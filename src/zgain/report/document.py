@@ -58,6 +58,7 @@ from zgain.report.registry import (
     PLATEAU,
     PLATEAU_CONFIRMING,
     POSITIONS,
+    PROCEDURE,
     RATE_CHECK,
     RUNS,
     STRATEGIES,
@@ -324,6 +325,8 @@ def build_report(
         oracle=coverage.oracle,
         additive=additive,
         top=top,
+        procedure=tables.get(PROCEDURE.name),
+        deltas=report.equivalence.model_dump(),
     )
     if curves and QUANTITY in curves:
         tables[PLATEAU.name], figures[LEARNING_FIGURE] = plateau_outputs(

@@ -246,7 +246,14 @@ def figure_captions(coverage: Coverage) -> dict[str, str]:
         "forest.png": (
             "Each declared comparison's difference a − b at every target rate with {interval}, "
             "coloured by its verdict (the rule of the Findings); shaded: ±δ, inside which a "
-            "difference is equivalent."
+            "difference is equivalent; the axis reaches 4δ or 1.5 times the upper quartile of "
+            "the |differences|, whichever is more: an interval past it is cut with an arrow, a "
+            "difference past it is drawn at the edge with its value."
+        ),
+        "forest_bases.png": (
+            "The claims over bases (`tables/procedure.csv`): each comparison's mean difference "
+            "over the confirming bases with its interval, coloured by its verdict; shaded: ±δ; "
+            "the axis as in the figure above."
         ),
         "gain_decomposition.png": (
             "At the headline rate, gross gain per variant as stacked bars, `marginal_gain` "
