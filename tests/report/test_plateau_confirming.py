@@ -52,9 +52,12 @@ def test_the_window_follows_the_confirming_runs_length_and_averages_replicates()
     assert rows.loc[TOP, "change"] == pytest.approx(0.04)
     assert not rows.loc[TOP, "plateau"]
     assert (table["steps"] == 80).all()
-    sentence = plateau_sentence(
-        table, 1.0, "tables/plateau_confirming.csv", confirming_tier(params)
+    screening = table.assign(steps=100)
+    sentence = plateau_sentence(screening, 1.0, confirming=table, tier=confirming_tier(params))
+    assert sentence.startswith(
+        "Training (the quarter before the rate's exact penalty): the top group's mean "
+        "validation I^θ at C = 1.0 moved +0.040 nats (capture +0.050) over steps 40–60 of 100 "
+        "(screening) and +0.040 nats (capture +0.050) over steps 40–60 of 80 (confirming, "
+        "1 replicate): no plateau (> ±0.01) on either"
     )
-    assert sentence.startswith("Training, confirming tier (1 replicate, 80 steps): ")
-    assert "steps 40–60 (the quarter before the rate's exact penalty, to step 80)" in sentence
-    assert "no plateau" in sentence
+    assert sentence.endswith("[table](tables/plateau_confirming.csv)).")

@@ -212,16 +212,20 @@ def findings_lines(
     metrics = coverage.verdict_metrics
     report = params.report
     lines = ["## Findings", ""]
-    if len(results.seeds) < MIN_SEEDS:
-        lines.append(
-            f"With {len(results.seeds)} seed{'s' if len(results.seeds) != 1 else ''} every "
-            f"screening verdict is undetermined (the rule needs {MIN_SEEDS})."
-        )
     procedure = (
         procedure_sentence(tables[PROCEDURE.name], bases, headline, report.confidence)
         if PROCEDURE.name in tables
         else ""
     )
+    n_seeds = len(results.seeds)
+    seeds = f"{n_seeds} seed{'s' if n_seeds != 1 else ''}"
+    few = (
+        f"with {seeds} none is decided (the rule needs {MIN_SEEDS})" if n_seeds < MIN_SEEDS else ""
+    )
+    if few and not procedure:
+        lines.append(
+            f"With {seeds} every screening verdict is undetermined (the rule needs {MIN_SEEDS})."
+        )
     # with too few screening seeds its verdicts say nothing; the procedure's then speak
     decided = len(results.seeds) >= MIN_SEEDS or not procedure
     held = (
@@ -242,7 +246,7 @@ def findings_lines(
         lines += [
             "",
             "The [verdict table](#verdicts-at-every-rate) is the screening tier's: every variant "
-            f"on base {bases[0].seed}, over CVAE seeds.",
+            f"on base {bases[0].seed}, over CVAE seeds" + (f"; {few}." if few else "."),
         ]
     elif not verdicts.empty:
         lines += [
@@ -265,13 +269,11 @@ def findings_lines(
     lines += ["", f"{scope} {one_base(params)}" if not procedure else scope]
     plateau = tables.get(PLATEAU.name)
     confirming = tables.get(PLATEAU_CONFIRMING.name)
+    tier = confirming_tier(params)
     for extra in (
-        "" if plateau is None else plateau_sentence(plateau, headline),
         ""
-        if confirming is None
-        else plateau_sentence(
-            confirming, headline, f"tables/{PLATEAU_CONFIRMING.file}", confirming_tier(params)
-        ),
+        if plateau is None
+        else plateau_sentence(plateau, headline, confirming=confirming, tier=tier),
         negative_information(frontier, tables[POSITIONS.name], headline, coverage.token_oracle),
     ):
         if extra:

@@ -72,8 +72,8 @@ def procedure_sentence(
         f"{', '.join(screening)}, which chose the contested group, is not a replicate), "
         f"a − b at C = {rate!r}, "
         f"{percent(confidence)} t over bases, the rule's verdict: {'; '.join(said)}. Δ capture "
-        f"detectable at {percent(POWER)} power: {detectable} at the estimated σ, {bound} at the "
-        f"upper bound on the spread of the per-base means ([all](tables/{PROCEDURE.name}.csv))."
+        f"detectable at {percent(POWER)} power: {detectable} at the estimated σ, {bound} at its "
+        f"upper bound ([all](tables/{PROCEDURE.name}.csv))."
     )
 
 

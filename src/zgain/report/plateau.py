@@ -17,7 +17,7 @@ from zgain.params import CommonCVAEParams, Params
 from zgain.report.figures import ORACLE_COLOUR, Style, new_figure, outside_legend, styles
 from zgain.report.loading import EvalResults
 from zgain.report.markdown import fmt, plural
-from zgain.report.registry import PLATEAU
+from zgain.report.registry import PLATEAU, PLATEAU_CONFIRMING
 
 QUANTITY = "val_z_information"
 LEARNING_FIGURE = "learning_curves.png"
@@ -107,14 +107,47 @@ def plateau_sentence(
     table: pd.DataFrame,
     headline: float,
     figure: str = f"figures/{LEARNING_FIGURE}",
+    confirming: pd.DataFrame | None = None,
     tier: str = "",
 ) -> str:
     """One line: how much the top group's mean moved over the rule's window, against the
     tolerance (the window named when it ends before the last step: the penalty's quarter
-    follows it); `tier` names the runs when they are not the screening ones."""
+    follows it); with the `confirming` tier's table (`tier` naming its runs), the same for
+    those runs in a clause."""
+    said = movement(table)
+    if not said:
+        return ""
+    moved, window, verdict = said
+    row = table[table["variant"] == TOP].iloc[0]
+    at = f"C = {rate_label(headline)}"
+    other = movement(confirming) if confirming is not None else None
+    if other:
+        steps = int(row["steps"])
+        crow = confirming[confirming["variant"] == TOP].iloc[0]
+        verdicts = (
+            f"{verdict} on either"
+            if other[2] == verdict
+            else f"{verdict} (screening), {other[2]} (confirming)"
+        )
+        return (
+            f"Training (the quarter before the rate's exact penalty): the top group's mean "
+            f"validation I^θ at {at} moved {moved} over {window} of {steps} (screening) and "
+            f"{other[0]} over {other[1]} of {int(crow['steps'])} ({tier}): "
+            f"{verdicts} ([curves]({figure}), [table](tables/{PLATEAU_CONFIRMING.file}))."
+        )
+    if "steps" in row and pd.notna(row["steps"]) and int(row["step_to"]) < int(row["steps"]):
+        window += f" (the quarter before the rate's exact penalty, to step {int(row['steps'])})"
+    return (
+        f"Training: the top group's mean validation I^θ at {at} moved "
+        f"{moved} over {window}: {verdict} ([curves]({figure}))."
+    )
+
+
+def movement(table: pd.DataFrame) -> tuple[str, str, str] | None:
+    """(how far the top group moved, over which steps, the verdict); None without a top group."""
     top = table[table["variant"] == TOP]
     if top.empty:
-        return ""
+        return None
     row = top.iloc[0]
     moved = f"{fmt(row['change'], signed=True)} nats"
     if pd.notna(row["capture_change"]):
@@ -122,13 +155,7 @@ def plateau_sentence(
         verdict = "a plateau" if row["plateau"] else f"no plateau (> ±{PLATEAU_TOLERANCE:g})"
     else:
         verdict = "no oracle to scale it"
-    window = f"steps {int(row['step_from'])}–{int(row['step_to'])}"
-    if "steps" in row and pd.notna(row["steps"]) and int(row["step_to"]) < int(row["steps"]):
-        window += f" (the quarter before the rate's exact penalty, to step {int(row['steps'])})"
-    return (
-        f"Training{tier}: the top group's mean validation I^θ at C = {rate_label(headline)} "
-        f"moved {moved} over {window}: {verdict} ([curves]({figure}))."
-    )
+    return moved, f"steps {int(row['step_from'])}–{int(row['step_to'])}", verdict
 
 
 def confirming_plateau(
@@ -147,9 +174,8 @@ def confirming_plateau(
 def confirming_tier(params: Params) -> str:
     """How the plateau sentence names the confirming runs."""
     confirm = params.cvae.confirm
-    steps = params.cvae.tier_common(confirming=True).steps
     replicates = len(confirm.bases) * len(confirm.seeds)
-    return f", confirming tier ({plural(replicates, 'replicate')}, {steps} steps)"
+    return f"confirming, {plural(replicates, 'replicate')}"
 
 
 def learning_figure(
