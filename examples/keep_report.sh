@@ -5,7 +5,8 @@
 # params.yaml it came from into reports/examples/NAME/ of this repository, replacing what was
 # there, and points the summary's links to docs/ from where the copy sits (NAME may hold a
 # folder: worlds/late). The caller writes
-# the example's run.json (the command, its time, the commit) beside it.
+# the example's run.json (the command, its time, the commit, and `train_code_digest` from
+# `python examples/code_digest.py`) beside it.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: bash examples/keep_report.sh CLONE NAME" >&2; exit 2; }
 clone=$1

@@ -1,0 +1,95 @@
+"""Every committed example is current, or its docs say which older design it shows.
+
+An example (a folder of reports/examples/ or reports/sweeps/ with a trained study's report)
+is current when its run.json records the training code digest of today's code
+(`examples/code_digest.py`). Every Markdown link to a stale one, in README.md and docs/, sits in
+a paragraph that names it an older (or earlier) design.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "examples"))
+from code_digest import training_digest  # noqa: E402
+
+EXAMPLES = [
+    folder.relative_to(REPO_ROOT).as_posix()
+    for folder in sorted((REPO_ROOT / "reports" / "examples").rglob("params.yaml"))
+] + [
+    folder.relative_to(REPO_ROOT).as_posix()
+    for folder in sorted((REPO_ROOT / "reports" / "sweeps").glob("*/table.md"))
+]
+EXAMPLES = [path.rsplit("/", 1)[0] for path in EXAMPLES]
+SAYS_OLDER = re.compile(r"\b(older|earlier) design\b")
+LINK = re.compile(r"\]\(([^)#\s]+)")
+
+
+def current(example: str, digest: str) -> bool:
+    record = REPO_ROOT / example / "run.json"
+    if not record.is_file():
+        return False
+    return json.loads(record.read_text()).get("train_code_digest") == digest
+
+
+def paragraphs(text: str) -> list[str]:
+    """Prose paragraphs (fenced code blocks left out: commands name paths, they link none)."""
+    prose = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    return [p for p in re.split(r"\n\s*\n", prose) if p.strip()]
+
+
+def unmarked_links(doc: Path, stale: list[str]) -> list[str]:
+    """Each link of `doc` into a stale example whose paragraph does not say older design."""
+    found = []
+    for paragraph in paragraphs(doc.read_text()):
+        if SAYS_OLDER.search(paragraph):
+            continue
+        for target in LINK.findall(paragraph):
+            resolved = (doc.parent / target).resolve()
+            try:
+                path = resolved.relative_to(REPO_ROOT).as_posix()
+            except ValueError:
+                continue
+            for example in stale:
+                if path == example or path.startswith(example + "/"):
+                    found.append(f"{doc.relative_to(REPO_ROOT)}: {target} ({example})")
+    return found
+
+
+def test_every_link_to_a_stale_example_says_which_older_design_it_shows() -> None:
+    digest = training_digest()
+    stale = [e for e in EXAMPLES if not current(e, digest)]
+    docs = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
+    assert [line for doc in docs for line in unmarked_links(doc, stale)] == []
+
+
+def test_the_default_designs_examples_are_current() -> None:
+    digest = training_digest()
+    for example in ("reports/examples/bases6", "reports/examples/confirm1500"):
+        assert example in EXAMPLES and current(example, digest), example
+
+
+def test_an_unmarked_link_to_a_stale_example_is_found(tmp_path: Path) -> None:
+    doc = REPO_ROOT / "docs" / "_probe.md"
+    try:
+        doc.write_text(
+            "The run [here](../reports/examples/steps300/) shows it.\n\n"
+            "An [earlier design's run](../reports/examples/steps600/) is kept.\n"
+        )
+        found = unmarked_links(doc, ["reports/examples/steps300", "reports/examples/steps600"])
+    finally:
+        doc.unlink()
+    assert found == ["docs/_probe.md: ../reports/examples/steps300/ (reports/examples/steps300)"]
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_every_example_records_its_commit(example: str) -> None:
+    record = REPO_ROOT / example / "run.json"
+    if record.is_file():
+        assert {"commit", "trained_on"} & set(json.loads(record.read_text())), example
