@@ -68,6 +68,14 @@ def test_the_metric_labels_what_it_holds() -> None:
     for name, values in metrics["adjusted_to_C"].items():
         assert view[name] == pytest.approx(values["capture"], abs=5e-5)
     assert all(re.fullmatch(r"[a-z_0-9]+", key) for key in view)  # no `.`: exp show keeps them
+    # the claims over bases: each contested variant's mean difference in procedure.csv
+    procedure = pd.read_csv(REPORTS / "tables" / "procedure.csv")
+    baseline = PARAMS["report"]["baseline_variant"]
+    at = procedure[(procedure["b"] == baseline) & (procedure["rate"] == view["headline_rate"])]
+    assert len(at) > 0
+    for row in at.itertuples(index=False):
+        key = {"capture": "dcap", "marginal_gain": "dgm"}[row.metric]
+        assert view[f"{key}_{row.a}"] == pytest.approx(row.mean, abs=5e-5)
 
 
 def test_the_extended_example_reuses_every_default_run_byte_for_byte() -> None:

@@ -339,7 +339,13 @@ def build_report(
         tables=tables,
         plots=plots,
         figures=figures,
-        metrics=metrics_summary(results, headline, tables[ADJUSTMENT.name]),
+        metrics=metrics_summary(
+            results,
+            headline,
+            tables[ADJUSTMENT.name],
+            tables.get(PROCEDURE.name),
+            report.baseline_variant,
+        ),
         summary=summary_markdown(params, by_rate, headline, tables, list(figures), coverage, bases),
     )
 
