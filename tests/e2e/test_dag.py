@@ -175,12 +175,26 @@ def test_exp_run_on_one_variant_reruns_only_its_stages(repo: Path) -> None:
     shown = sh(repo, "dvc", "metrics", "show")
     assert max(len(line) for line in shown.splitlines()) <= 200, shown
     capture = json.loads((repo / "reports" / "capture.json").read_text())
-    assert list(capture) == ["headline_rate", "oracle_info", "token_mean", "token_share_cc"]
+    assert list(capture) == [
+        "headline_rate",
+        "oracle_info",
+        "token_mean",
+        "token_share_cc",
+        # the claim over bases of the contested variant against the baseline
+        "dcap_token_share_cc",
+        "dgm_token_share_cc",
+    ]
 
 
 def test_summary_numbers_match_per_example_parquet(repo: Path) -> None:
     metrics = json.loads((repo / "reports" / "metrics.json").read_text())
-    assert set(metrics) == {"headline_rate", "oracle_info", "variants", "adjusted_to_C"}
+    assert set(metrics) == {
+        "headline_rate",
+        "oracle_info",
+        "variants",
+        "adjusted_to_C",
+        "over_bases",
+    }
     headline = metrics["headline_rate"]
     assert headline in [float(r) for r in RATES]
     for variant in ("token_mean", "token_share_cc"):

@@ -130,9 +130,9 @@ PARAMS_CASES = {
     ),
     "probe_test_fraction too small": (
         _set("evaluate.probe_test_fraction", 0.001),
-        "error: evaluate.probe_test_fraction: must leave at least one example per strategy (4) "
-        "in both parts of the probe's split of data.n_test (120): ceil(120 × fraction) is 1, "
-        "got 0.001",
+        "error: evaluate.probe_test_fraction: the probe holds out 0.001 of the 120 test examples "
+        "and needs >= 4 (one per strategy) on each side: needs data.n_test >= 3001 or a "
+        "fraction in (0.025, 0.967], got 0.001",
     ),
 }
 
