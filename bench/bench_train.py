@@ -20,8 +20,8 @@ from zgain.core.nll import token_nll
 from zgain.core.sequences import minibatches, select, target_frame
 from zgain.core.tracking import live_run
 from zgain.cvae.fit import fit_cvae
-from zgain.cvae.member import batch_loss
 from zgain.cvae.gaussian import kl_divergence, reparameterize
+from zgain.cvae.member import batch_loss
 from zgain.cvae.model import CVAE
 
 CPU = torch.device("cpu")

@@ -39,14 +39,7 @@ def run(params: Params) -> None:
     }
     controller = controller_ends(params.paths.cvae_live, by_rate)
     bases = load_bases(params)
-    confirm = params.cvae.confirm
-    confirming = None
-    if confirm.bases and confirm.steps is not None:
-        rate = headline if headline in confirm.rates else confirm.rates[0]
-        replicates = [(base, seed) for base in confirm.bases for seed in confirm.seeds]
-        confirming = confirming_curves(
-            params.paths.cvae_live, confirm.variants, rate, replicates, QUANTITY
-        )
+    confirming = confirming_curves(params, headline, QUANTITY)
     report = build_report(by_rate, params, controller, curves, bases, confirming)
     write_report(report, params.paths.reports_dir)
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from zgain.core.errors import DataError
 from zgain.core.runs import Run
+from zgain.params import Params
 
 CURVE_QUANTITIES = ("kl", "beta", "recon", "val_z_information")
 """The quantities joined across runs (KL, β, the weighted reconstruction, validation I^θ)."""
@@ -57,21 +58,22 @@ def learning_curves(
     return pd.concat(frames, ignore_index=True)
 
 
-def confirming_curves(
-    live_dir: str | Path,
-    variants: Sequence[str],
-    rate: float,
-    replicates: Sequence[tuple[int, int]],
-    quantity: str,
-) -> pd.DataFrame:
-    """(step, series, quantity) rows of one quantity over the confirming runs at `rate`, one
-    per variant and (base, seed) replicate; series `<variant>/seed<k>` with k the replicate's
-    index, so that a mean over seeds is the mean over replicates."""
+def confirming_curves(params: Params, headline: float, quantity: str) -> pd.DataFrame | None:
+    """(step, series, quantity) rows of one quantity over the confirming runs at the headline
+    rate (else the first confirming rate), one per variant and (base, seed) replicate; series
+    `<variant>/seed<k>` with k the replicate's index, so that a mean over seeds is the mean over
+    replicates. None unless the confirming runs train their own cvae.confirm.steps."""
+    confirm = params.cvae.confirm
+    if not confirm.bases or confirm.steps is None:
+        return None
+    rate = headline if headline in confirm.rates else confirm.rates[0]
+    replicates = [(base, seed) for base in confirm.bases for seed in confirm.seeds]
     frames = []
-    for variant in variants:
+    for variant in confirm.variants:
         for k, (base, seed) in enumerate(replicates):
             run = Run(variant, rate, seed, base, confirming=True)
-            curve = read_curve(curve_path(live_dir, run, quantity), quantity).reset_index()
+            path = curve_path(params.paths.cvae_live, run, quantity)
+            curve = read_curve(path, quantity).reset_index()
             curve.insert(1, "series", f"{variant}/seed{k}")
             frames.append(curve)
     return pd.concat(frames, ignore_index=True)

@@ -33,6 +33,7 @@ from zgain.report.findings import (
     half_width_section,
     verdicts_section,
 )
+from zgain.report.forest import forest_figures
 from zgain.report.frontier import (
     frontier_plot,
     frontier_table,
@@ -319,14 +320,16 @@ def build_report(
             }.items()
             if math.isfinite(value)
         },
-        tables[VERDICTS.name],
-        coverage.rank_metric,
+        forest_figures(
+            tables[VERDICTS.name],
+            coverage.rank_metric,
+            tables.get(PROCEDURE.name),
+            report.equivalence.model_dump(),
+        ),
         None if coverage.complete else coverage.panels(),
         oracle=coverage.oracle,
         additive=additive,
         top=top,
-        procedure=tables.get(PROCEDURE.name),
-        deltas=report.equivalence.model_dump(),
     )
     if curves and QUANTITY in curves:
         tables[PLATEAU.name], figures[LEARNING_FIGURE] = plateau_outputs(

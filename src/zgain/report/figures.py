@@ -151,102 +151,6 @@ def frontier_figure(
     return fig
 
 
-BAND_REACH, MEAN_REACH = 4.0, 1.5
-"""A forest's axis reaches BAND_REACH·δ or MEAN_REACH times the upper quartile of the |means|,
-whichever is more, each side of 0; an interval past it is cut at the edge with an arrow and a
-mean past it is drawn at the edge with its value, so no outlier squeezes the band of
-equivalence and the comparisons that matter onto 0."""
-
-
-def forest_limits(means: Sequence[float], delta: float) -> tuple[float, float]:
-    """(low, high) of a forest panel (BAND_REACH, MEAN_REACH)."""
-    finite = sorted(abs(m) for m in means if math.isfinite(m))
-    quartile = finite[(3 * (len(finite) - 1)) // 4] if finite else 0.0
-    reach = max(BAND_REACH * delta, MEAN_REACH * quartile) or 1.0
-    return -reach, reach
-
-
-def forest_row(ax: Axes, y: int, mean: float, low: float, high: float, colour: str) -> None:
-    """One comparison: its interval cut to the axis (an arrow where it goes on) and its mean
-    (at the edge, with its value, when it lies past it)."""
-    left, right = ax.get_xlim()
-    if math.isfinite(low) and math.isfinite(high):
-        ax.plot([max(low, left), min(high, right)], [y, y], color=colour, linewidth=2)
-        for end, edge, marker in ((low, left, "<"), (high, right, ">")):
-            if (end < edge) if marker == "<" else (end > edge):
-                ax.plot(edge, y, marker, color=colour, markersize=7, clip_on=False)
-    if not math.isfinite(mean):
-        return
-    shown = min(max(mean, left), right)
-    ax.plot(shown, y, "o", color=colour, clip_on=False)
-    if shown != mean:
-        side = "left" if mean < left else "right"
-        ax.annotate(
-            f"{mean:+.2f}", (shown, y), textcoords="offset points", xytext=(0, 6),
-            ha=side, fontsize=8, color=colour,
-        )  # fmt: skip
-
-
-def forest_panel(ax: Axes, rows: pd.DataFrame, delta: float, mean: str, title: str) -> None:
-    """Rows (a, b, `mean`, low, high, verdict) as a forest on `ax`, ±δ shaded."""
-    ax.set_xlim(*forest_limits(rows[mean].tolist(), delta))
-    ax.axvspan(-delta, delta, color="#1f77b4", alpha=0.12, linewidth=0)
-    ax.axvline(0.0, color="grey", linewidth=0.8)
-    for y, row in rows.reset_index(drop=True).iterrows():
-        colour = VERDICT_COLOURS[row["verdict"]]
-        forest_row(ax, int(y), row[mean], row["low"], row["high"], colour)
-    ax.invert_yaxis()
-    ax.grid(alpha=0.3, axis="x")
-    ax.set_title(title)
-
-
-def forest_legend(fig: Figure) -> None:
-    handles = [Line2D([], [], color=c, marker="o", label=v) for v, c in VERDICT_COLOURS.items()]
-    handles.append(Line2D([], [], color="grey", marker=">", linestyle="", label="goes on"))
-    handles.append(Patch(color="#1f77b4", alpha=0.12, label="±δ (equivalence)"))
-    outside_legend(fig, handles, title="verdict")
-
-
-def forest_figure(verdicts: pd.DataFrame, metric: str, label: str) -> Figure:
-    """One panel per target rate: each declared comparison's Δ `metric` (a − b) with its
-    interval (tables/verdicts.csv: at report.confidence), coloured by its verdict, and the ±δ
-    band of equivalence shaded; the axis set by δ and the means (`forest_limits`)."""
-    rates = sorted(set(verdicts["rate"]))
-    fig = Figure(figsize=(4.0 * len(rates) + 2.5, 0.32 * 12 + 1.8), dpi=DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(1, len(rates), i + 1) for i in range(len(rates))]
-    for i, (ax, rate) in enumerate(zip(axes, rates, strict=True)):
-        rows = verdicts[(verdicts["rate"] == rate) & (verdicts["metric"] == metric)]
-        rows = rows.reset_index(drop=True)
-        delta = float(rows["delta"].iloc[0]) if len(rows) else 0.0
-        forest_panel(ax, rows, delta, "mean_diff", f"C = {rate:g}")
-        labels = [f"{a} − {b}" for a, b in zip(rows["a"], rows["b"], strict=True)]
-        ax.set_yticks(range(len(rows)), labels if i == 0 else [""] * len(rows))
-        ax.set_xlabel(f"Δ {label} (a − b)")
-    forest_legend(fig)
-    return fig
-
-
-def bases_forest_figure(procedure: pd.DataFrame, deltas: Mapping[str, float]) -> Figure:
-    """The claims over bases (tables/procedure.csv): one panel per metric and rate, each
-    comparison's mean difference over the confirming bases with its interval, coloured by its
-    verdict, ±δ shaded; the axis set by δ and the means (`forest_limits`)."""
-    keys = list(dict.fromkeys(zip(procedure["metric"], procedure["rate"], strict=True)))
-    rows_max = max(len(procedure[procedure["metric"] == m]) for m, _ in keys)
-    size = (4.2 * len(keys) + 2.5, 0.32 * rows_max + 1.8)
-    fig = Figure(figsize=size, dpi=DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    for i, (metric, rate) in enumerate(keys):
-        ax = fig.add_subplot(1, len(keys), i + 1)
-        rows = procedure[(procedure["metric"] == metric) & (procedure["rate"] == rate)]
-        forest_panel(ax, rows, deltas[metric], "mean", f"{metric}, C = {rate:g}")
-        labels = [f"{a} − {b}" for a, b in zip(rows["a"], rows["b"], strict=True)]
-        ax.set_yticks(range(len(rows)), labels)
-        ax.set_xlabel(f"Δ {metric} (a − b), over bases")
-    forest_legend(fig)
-    return fig
-
-
 def bar_style(colour: tuple | str, alpha: float, hatch: str) -> dict:
     """A bar filled with `colour` at `alpha`, black hatching (matplotlib hatches in edgecolor)."""
     return {
@@ -372,21 +276,16 @@ def build_figures(
     by_position: pd.DataFrame,
     variants: Sequence[str],
     references: dict[str, float],
-    verdicts: pd.DataFrame,
-    test_metric: str,
+    forests: Mapping[str, Figure],
     panels: Sequence[str] | None = None,
     oracle: bool = True,
     additive: Sequence[str] = (),
     top: Sequence[str] = (),
-    procedure: pd.DataFrame | None = None,
-    deltas: Mapping[str, float] | None = None,
 ) -> dict[str, Figure]:
     """Every figure of the report by file name: the frontier, the `top` group's frontier on its
-    own scale, the forest plot of the verdicts on `test_metric` and, given the `procedure`
-    table and δ per metric, of the claims over bases; the headline rate's decomposition and
-    positions; `additive`: the variants drawn dashed."""
+    own scale, the `forests` (zgain.report.forest.forest_figures), the headline rate's
+    decomposition and positions; `additive`: the variants drawn dashed."""
     look = styles(variants, additive)
-    label = "capture" if test_metric == "capture" else "I^θ (nats/seq)"
     figures = {
         "frontier.png": frontier_figure(points, frontier, variants, references, panels, look)
     }
@@ -395,10 +294,7 @@ def build_figures(
             points[points["variant"].isin(top)], frontier, list(top), references, panels, look,
             title=f"The top group alone: {', '.join(top)}",
         )  # fmt: skip
-    if verdicts["mean_diff"].notna().any():  # one seed: no paired difference to draw
-        figures["forest.png"] = forest_figure(verdicts, test_metric, label)
-    if procedure is not None and len(procedure) and deltas is not None:
-        figures["forest_bases.png"] = bases_forest_figure(procedure, deltas)
+    figures |= forests
     figures["gain_decomposition.png"] = decomposition_figure(decomposition, variants, oracle, look)
     figures["information_by_position.png"] = information_by_position_figure(
         by_position, variants, look
