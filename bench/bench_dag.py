@@ -25,8 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from bench.timing import Row, Section, interleaved, median
-from bench.workload import REPO_ROOT, raw_params
+from bench.common import REPO_ROOT, Row, Section, interleaved, median, raw_params
 from zgain.core.runs import CONFIRM_PREFIX
 
 BIN = Path(sys.executable).parent
@@ -101,7 +100,7 @@ def new_project(root: Path, params: str, dvc_yaml: str, lock: str | None = None)
 
 def tiny_repo(root: Path) -> Path:
     """A git + dvc repository of this project on the tiny profile, reproduced once."""
-    from bench.workload import merge
+    from bench.common import merge
 
     raw = merge(raw_params(), yaml.safe_load(TINY_PROFILE.read_text()))
     params = yaml.safe_dump(raw, sort_keys=False)
@@ -170,7 +169,7 @@ def measure(repo: Path, sizes: Sizes, train_step_seconds: float) -> tuple[Sectio
 def main(sizes: Sizes | None = None, repo: Path | None = None) -> list[Section]:
     from bench.bench_train import Sizes as TrainSizes
     from bench.bench_train import trainer_vs_bare
-    from bench.workload import params_with, workload
+    from bench.common import params_with, workload
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, default=repo)

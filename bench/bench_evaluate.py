@@ -13,8 +13,16 @@ from unittest import mock
 import numpy as np
 import torch
 
-from bench.timing import Row, Section, interleaved, median
-from bench.workload import Workload, params_with, raw_params, workload
+from bench.common import (
+    Row,
+    Section,
+    Workload,
+    interleaved,
+    median,
+    params_with,
+    raw_params,
+    workload,
+)
 from zgain.base.model import BaseLM
 from zgain.core.nll import token_nll
 from zgain.core.sequences import minibatches, select, target_frame

@@ -21,12 +21,14 @@ from pathlib import Path
 
 import yaml
 
-from bench.timing import Row, Section, peak_rss_mib
-from bench.workload import (
+from bench.common import (
     REPO_ROOT,
+    Row,
+    Section,
     group_args,
     merge,
     params_with,
+    peak_rss_mib,
     raw_params,
     save_fresh_base,
     screening_only,

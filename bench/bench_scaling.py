@@ -14,8 +14,17 @@ import numpy as np
 
 from bench.bench_evaluate import evaluate, scoring_model
 from bench.bench_train import StepLoop, index_batches
-from bench.timing import Row, Section, interleaved, loglog_slope, median
-from bench.workload import Workload, params_with, raw_params, workload
+from bench.common import (
+    Row,
+    Section,
+    Workload,
+    interleaved,
+    loglog_slope,
+    median,
+    params_with,
+    raw_params,
+    workload,
+)
 from zgain.world.splits import sample_table
 from zgain.world.synthetic import World, sample
 

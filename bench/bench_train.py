@@ -14,8 +14,17 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from bench.timing import Row, Section, interleaved, median
-from bench.workload import VARIANT, Workload, params_with, raw_params, workload
+from bench.common import (
+    VARIANT,
+    Row,
+    Section,
+    Workload,
+    interleaved,
+    median,
+    params_with,
+    raw_params,
+    workload,
+)
 from zgain.core.nll import token_nll
 from zgain.core.sequences import minibatches, select, target_frame
 from zgain.core.tracking import live_run

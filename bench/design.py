@@ -29,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from bench.timing import machine
+from bench.common import machine
 from stages import evaluate, normalizer, surprisal, train_base, train_cvae
 from zgain.params import Params, parse_params
 from zgain.report.markdown import markdown_table, percent, sigma_cell

@@ -49,8 +49,8 @@ try:
 except ImportError:
     sys.exit(f"bench/gpu.sh: {sys.executable} cannot import zgain (pip install --no-deps -e .)")
 PY
-# bench/gpu_check-MACHINE.md, MACHINE the GPU's model (bench.timing.results_path)
-OUT=$("$py" -c 'from bench.timing import results_path; print(results_path("gpu_check"))')
+# bench/gpu_check-MACHINE.md, MACHINE the GPU's model (bench.common.results_path)
+OUT=$("$py" -c 'from bench.common import results_path; print(results_path("gpu_check"))')
 
 if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader -l 1 \

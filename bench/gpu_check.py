@@ -26,9 +26,9 @@ from pathlib import Path  # noqa: E402
 import torch  # noqa: E402
 import yaml  # noqa: E402
 
-from bench import workload as wl  # noqa: E402
+from bench import common as wl  # noqa: E402
 from bench.bench_memory import prepare  # noqa: E402
-from bench.timing import machine, results_path  # noqa: E402
+from bench.common import machine, results_path  # noqa: E402
 from zgain.cvae.fit import fit_cvae  # noqa: E402
 
 SYNC_STEPS = 50
@@ -65,7 +65,7 @@ def tiny_dag(root: Path, device: str = "cuda") -> float:
 
 
 def stage(root: Path, module: str, threads: int) -> None:
-    """Run stage `module` for the screening group (workload.VARIANT, seed 0) in `root` as its own
+    """Run stage `module` for the screening group (common.VARIANT, seed 0) in `root` as its own
     process, as `dvc repro` would."""
     env = {**os.environ, "PYTHONPATH": str(wl.REPO_ROOT), "ZGAIN_THREADS": str(threads)}
     # alter_sys: the stage is __main__ in sys.modules, so its forked members can find its task

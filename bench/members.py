@@ -19,8 +19,15 @@ from dataclasses import replace
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from bench.timing import interleaved, machine, median, results_path
-from bench.workload import params_with, raw_params, workload
+from bench.common import (
+    interleaved,
+    machine,
+    median,
+    params_with,
+    raw_params,
+    results_path,
+    workload,
+)
 from zgain.core.environment import resolve_device, resolve_threads, resolve_workers
 from zgain.core.sequences import select
 from zgain.cvae.fit import fit_group

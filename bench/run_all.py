@@ -2,7 +2,7 @@
 
     python -m bench.run_all [--dag-repo PATH] [--out PATH] [--only 5]
 
-MACHINE names where it ran (`bench.timing.results_path`: cpu2 for 2 CPUs, the GPU's model on
+MACHINE names where it ran (`bench.common.results_path`: cpu2 for 2 CPUs, the GPU's model on
 a GPU), so each machine keeps its own file.
 
 `make bench` runs this. Torch threads come from ZGAIN_THREADS (default: every available
@@ -28,8 +28,14 @@ import torch  # noqa: E402
 import yaml  # noqa: E402
 
 from bench import bench_dag, bench_evaluate, bench_memory, bench_scaling, bench_train  # noqa: E402
-from bench.timing import Section, machine, results_path  # noqa: E402
-from bench.workload import params_with, raw_params, workload  # noqa: E402
+from bench.common import (  # noqa: E402
+    Section,
+    machine,
+    params_with,
+    raw_params,
+    results_path,
+    workload,
+)
 from zgain.core.environment import resolve_threads  # noqa: E402
 
 

@@ -23,8 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.timing import machine
-from bench.workload import on_completed_run, train_and_evaluate
+from bench.common import machine, on_completed_run, train_and_evaluate
 from zgain.core.runs import Run
 from zgain.params import Params
 from zgain.report.curves import learning_curves

@@ -38,8 +38,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from bench.timing import machine
-from bench.workload import REPO_ROOT
+from bench.common import REPO_ROOT, machine
 from zgain.cli.check import (
     TABLES,
     Verdict,

@@ -14,8 +14,17 @@ import yaml
 from conftest import REPO_ROOT
 
 from bench import bench_evaluate, bench_memory, bench_scaling, bench_train
-from bench.timing import Section, interleaved, loglog_slope, machine, results_path
-from bench.workload import merge, params_with, raw_params, workload
+from bench.common import (
+    Section,
+    interleaved,
+    loglog_slope,
+    machine,
+    merge,
+    params_with,
+    raw_params,
+    results_path,
+    workload,
+)
 from zgain.cvae.terms import TERMS, TermBatch
 from zgain.params import UnifiedParams
 

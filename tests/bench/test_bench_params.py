@@ -1,5 +1,6 @@
 """The studies' params: the worlds and remedies studies' `dvc exp run` settings on the default
-params, and the one-base cut (workload.screening_only) a project trained outside the DAG takes."""
+params, and the one-base cut (bench.common.screening_only) a project trained outside the DAG
+takes."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from bench.workload import merge, raw_params
+from bench.common import merge, raw_params
 from studies.remedies.remedies import REMEDIES, study_params
 from studies.remedies.remedies import WORLDS as REMEDY_WORLDS
 from studies.worlds.worlds import CONFIRM, DESIGN, WORLDS, apply_settings
@@ -18,7 +19,7 @@ from zgain.world.synthetic import World
 def test_screening_only_keeps_the_first_base_and_a_confirming_tier_the_grid_lists() -> None:
     """The benches train screening groups alone, often on a grid cut to one rate or variant:
     their params keep one base and cut cvae.confirm to what the grid lists."""
-    from bench.workload import screening_only
+    from bench.common import screening_only
 
     raw = raw_params()
     cut = merge(raw, {"cvae": {"rates": [0.5], "variants": {"mean_tok": {"weights": {"x": 1}}}}})
