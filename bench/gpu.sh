@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The prepared GPU check (≤ 12 minutes on a CUDA machine): install, run the tiny DAG on the GPU,
-# time one default-size group, count host syncs per train step, write bench/gpu_check-MACHINE.md
-# (device, runs per hour, ms per step, host syncs per step, utilization from nvidia-smi); then
-# the member axis (bench/members.py) on the GPU, bench/members-MACHINE.md.
+# The prepared GPU check on a CUDA machine: install, check that torch sees a CUDA device and
+# imports zgain, then the member axis (bench/members.py, at most 4 minutes) on the GPU: stacked
+# against lockstep at 1 to 44 members, written to bench/members-MACHINE.md (MACHINE the GPU's
+# model) with nvidia-smi's utilization over the benchmark appended.
 #   bash bench/gpu.sh
 # PYTHON (default python3.11) creates the check's own environment .venv-gpu from
 # requirements.lock. ZGAIN_GPU_NO_INSTALL=1 skips that and runs $PYTHON as it is: it must
@@ -49,25 +49,23 @@ try:
 except ImportError:
     sys.exit(f"bench/gpu.sh: {sys.executable} cannot import zgain (pip install --no-deps -e .)")
 PY
-# bench/gpu_check-MACHINE.md, MACHINE the GPU's model (bench.common.results_path)
-OUT=$("$py" -c 'from bench.common import results_path; print(results_path("gpu_check"))')
+# bench/members-MACHINE.md, MACHINE the GPU's model (bench.common.results_path)
+OUT=$("$py" -c 'from bench.common import results_path; print(results_path("members"))')
 
 if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader -l 1 \
     >"$work/smi.csv" 2>/dev/null &
   smi_pid=$!
 fi
-timeout 420 "$py" -m bench.gpu_check --out "$OUT"
+# a confirming group is 8 members, a screening seed's whole grid 44
+timeout 240 "$py" -m bench.members --steps 20 --repeats 3 --members 1,4,16,44
 if [ -n "$smi_pid" ]; then
   kill "$smi_pid" 2>/dev/null || true
   wait "$smi_pid" 2>/dev/null || true
   smi_pid=""
 fi
 if [ -s "$work/smi.csv" ]; then
-  { echo; echo "nvidia-smi utilization over the check (%, MiB), one line a second:"; echo;
+  { echo; echo "nvidia-smi utilization over the benchmark (%, MiB), one line a second:"; echo;
     echo '```'; cat "$work/smi.csv"; echo '```'; } >>"$OUT"
 fi
 echo "wrote $OUT"
-# the member axis on this device: stacked against lockstep at 1 to 44 members (a confirming
-# group is 8, a screening seed's whole grid 44), bench/members-MACHINE.md
-timeout 240 "$py" -m bench.members --steps 20 --repeats 3 --members 1,4,16,44
