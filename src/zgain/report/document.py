@@ -5,9 +5,8 @@ evaluation outputs and lays out the Markdown summary; `write_report` writes them
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from zgain.report.adjust import (
     with_adjusted,
 )
 from zgain.report.bases import BaseRuns
+from zgain.report.context import Context
 from zgain.report.controller import ControllerEnd, beta_bounds, rate_check
 from zgain.report.coverage import Coverage
 from zgain.report.figures import build_figures, save_png
@@ -45,7 +45,7 @@ from zgain.report.frontier import (
 )
 from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
 from zgain.report.loading import EvalResults
-from zgain.report.markdown import caption, column_header, method_label
+from zgain.report.markdown import caption, column_header, number_tables
 from zgain.report.metrics_json import CAPTURE_FILE, capture_view, metrics_summary
 from zgain.report.metrics_json import FILE as METRICS_FILE
 from zgain.report.over_bases import procedure_section
@@ -122,40 +122,24 @@ def glossary_names() -> list[str]:
     return [name for name in GLOSSARY if name in named]
 
 
-def rate_sections(
-    params: Params,
-    by_rate: Mapping[float, EvalResults],
-    tables: Mapping[str, pd.DataFrame],
-    headline: float,
-    method: str,
-    n_seeds: int,
-    numbers: Iterator[int],
-    coverage: Coverage,
-) -> list[str]:
+def rate_sections(ctx: Context) -> list[str]:
     """The next tables: one decomposition table per target rate, each with its damage check."""
-    decomposition = coverage.decomposition
-    weights = {v: params.cvae.variants[v].weights for v in next(iter(by_rate.values())).variants}
+    decomposition = ctx.coverage.decomposition
     lines = []
-    first = None
-    for rate in by_rate:
-        number = next(numbers)
-        first = first or number
-        table = tables[decomposition_name(rate)]
+    note = ADJUSTMENT_NOTE if len(ctx.by_rate) > 1 else NO_ADJUSTMENT_NOTE
+    for i, rate in enumerate(ctx.by_rate):
+        table = ctx.tables[decomposition_name(rate)]
         title = f"{DECOMPOSITION.title} at target rate C = {rate_label(rate)}"
-        if rate == headline:
-            title += " (headline)"
-        note = ADJUSTMENT_NOTE if len(by_rate) > 1 else NO_ADJUSTMENT_NOTE
-        note = (
-            f"{decomposition.note} {note}"
-            if number == first
-            else f"Rows and columns as Table {first}."
-        )
-        text = caption(number, title, method, note)
+        title += " (headline)" if rate == ctx.headline else ""
+        if i == 0:
+            text = caption(title, ctx.method, f"{decomposition.note} {note}", DECOMPOSITION.name)
+        else:
+            text = caption(title, ctx.method, f"Rows and columns as Table ⟦{DECOMPOSITION.name}⟧.")
         lines += ["", f"### {title}", "", text, ""]
         spec, cells = with_adjusted_cells(decomposition, table)
-        lines.append(render_table(spec, cells, n_seeds, header=at_rate_header))
+        lines.append(render_table(spec, cells, ctx.n_seeds, header=at_rate_header))
         lines.append("")
-        lines += [f"- {line}" for line in damage_sentences(table, weights)]
+        lines += [f"- {line}" for line in damage_sentences(table, ctx.weights)]
     return lines
 
 
@@ -171,60 +155,30 @@ def strategy_spec(transforms: Sequence[str]) -> TableSpec:
     )
 
 
-def summary_markdown(
-    params: Params,
-    by_rate: Mapping[float, EvalResults],
-    headline: float,
-    tables: Mapping[str, pd.DataFrame],
-    figures: Sequence[str],
-    coverage: Coverage,
-    bases: Sequence[BaseRuns] = (),
-) -> str:
+def summary_markdown(ctx: Context, figures: Sequence[str]) -> str:
     """The Markdown summary: header, rates reached, the decomposition at every rate, the
     equal-rate check, the headline rate's other tables and paired comparisons, commentary,
     figures, glossary."""
-    results = by_rate[headline]
-    n_seeds, confidence = len(results.seeds), params.report.confidence
-    method = method_label(n_seeds, confidence)
-    findings = findings_lines(
-        params, by_rate, headline, tables, tables[FRONTIER.name], coverage, bases
-    )
-    lines = [*TITLE, *findings, "", *setup_section(params, by_rate, headline)]
-    if not coverage.complete:
+    lines = [*TITLE, *findings_lines(ctx), "", *setup_section(ctx)]
+    if not ctx.coverage.complete:
         lines += ["", "## Left out for this data", ""]
-        lines += [f"- {line}." for line in coverage.left_out()]
-    numbers = itertools.count(1)  # the tables are numbered in the order they appear
-    check = rate_check_section(
-        tables[RATE_CHECK.name], tables[FRONTIER.name], method, numbers, beta_bounds(params)
-    )
-    lines += ["", *check, "", "## Gain decomposition at each target rate"]
-    lines += rate_sections(params, by_rate, tables, headline, method, n_seeds, numbers, coverage)
-    widths = half_width_section(
-        tables[HALF_WIDTHS.name], confidence, method, numbers, coverage.rank_metric
-    )
-    lines += ["", *widths]
-    pair = twin_variants({v: params.cvae.variants[v].weights for v in results.variants})
-    twins = twin_section(tables.get(TWINS.name), pair, method, numbers, tables[VERDICTS.name])
-    lines += ["", *twins]
-    at = f" at the headline rate C = {rate_label(headline)}"
-    specs = [spec for spec in coverage.seed_tables() if spec.name != DECOMPOSITION.name]
-    specs += [strategy_spec(coverage.strategies)] if coverage.strategies else []
+        lines += [f"- {line}." for line in ctx.coverage.left_out()]
+    lines += ["", *rate_check_section(ctx), "", "## Gain decomposition at each target rate"]
+    lines += rate_sections(ctx)
+    lines += ["", *half_width_section(ctx), "", *twin_section(ctx)]
+    at = f" at the headline rate C = {rate_label(ctx.headline)}"
+    specs = [spec for spec in ctx.coverage.seed_tables() if spec.name != DECOMPOSITION.name]
+    specs += [strategy_spec(ctx.coverage.strategies)] if ctx.coverage.strategies else []
     for spec in specs:  # a strategy column is headed by the strategy's name
-        text = caption(next(numbers), spec.title + at, method, spec.note)
+        text = caption(spec.title + at, ctx.method, spec.note)
         lines += ["", f"## {spec.title}{at}", "", text, ""]
         header = str if spec.name == STRATEGIES.name else column_header
-        lines.append(render_table(spec, tables[spec.name], n_seeds, header=header))
-    if len(bases) > 1:  # one base: no claim over bases
-        lines += ["", *procedure_section(tables, numbers, confidence)]
-    lines += [
-        "",
-        *verdicts_section(
-            tables[VERDICTS.name], coverage.verdict_metrics, method, numbers, confidence
-        ),
-    ]
-    lines += figure_section(figures, n_seeds, confidence, coverage)
+        lines.append(render_table(spec, ctx.tables[spec.name], ctx.n_seeds, header=header))
+    if len(ctx.bases) > 1:  # one base: no claim over bases
+        lines += ["", *procedure_section(ctx)]
+    lines += ["", *verdicts_section(ctx), *figure_section(ctx, figures)]
     lines += ["## Glossary", "", SYMBOLS, "", *glossary_lines(glossary_names())]
-    return "\n".join(lines) + "\n"
+    return number_tables("\n".join(lines) + "\n")
 
 
 def runs_table(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:
@@ -349,7 +303,9 @@ def build_report(
             tables.get(PROCEDURE.name),
             report.baseline_variant,
         ),
-        summary=summary_markdown(params, by_rate, headline, tables, list(figures), coverage, bases),
+        summary=summary_markdown(
+            Context(params, by_rate, headline, tables, coverage, bases), list(figures)
+        ),
     )
 
 

@@ -5,16 +5,13 @@ each, then every verdict at every rate and the seeds a ±δ interval needs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from zgain.core.runs import rate_label
-from zgain.params import Params
-from zgain.report.bases import BaseRuns
+from zgain.report.context import Context
 from zgain.report.controller import RATE_TOLERANCE
-from zgain.report.coverage import Coverage
-from zgain.report.loading import EvalResults
 from zgain.report.markdown import (
     LABELS,
     MARKS,
@@ -33,6 +30,8 @@ from zgain.report.over_bases import procedure_findings_table, procedure_sentence
 from zgain.report.plateau import confirming_tier, plateau_sentence
 from zgain.report.registry import (
     ADJUSTMENT,
+    FRONTIER,
+    HALF_WIDTHS,
     PLATEAU,
     PLATEAU_CONFIRMING,
     POSITIONS,
@@ -162,17 +161,13 @@ def negative_information(
     return text + f" ([figure]({POSITION_FIGURE}))."
 
 
-def findings_table(
-    verdicts: pd.DataFrame,
-    adjustment: pd.DataFrame,
-    headline: float,
-    metrics: Sequence[str],
-    baseline: str,
-    confidence: float,
-) -> str:
+def findings_table(ctx: Context) -> str:
     """Rows: the declared comparisons (a variant alone: against the baseline); columns: a's
     adjusted value at the headline rate, each tested metric's Δ with interval and verdict there,
     then the other rates' verdict symbols."""
+    verdicts, adjustment = ctx.tables[VERDICTS.name], ctx.tables[ADJUSTMENT.name]
+    headline = ctx.headline
+    metrics, baseline = ctx.coverage.verdict_metrics, ctx.params.report.baseline_variant
     first, second = metrics
     here = {m: comparison_rows(verdicts, headline, m) for m in metrics}
     others = [r for r in sorted(set(verdicts["rate"])) if r != headline]
@@ -188,7 +183,7 @@ def findings_table(
     rows = []
     for a, b in here[first].index:
         cells = [a if b == baseline else f"{a} − {b}", fmt(value.get(a, float("nan")))]
-        cells += [verdict_cell(here[m].loc[(a, b)], confidence, needed=False) for m in metrics]
+        cells += [verdict_cell(here[m].loc[(a, b)], ctx.confidence, needed=False) for m in metrics]
         for rate in others:
             at = [comparison_rows(verdicts, rate, m) for m in metrics]
             cells.append("".join(MARKS[t.loc[(a, b), "verdict"]] for t in at))
@@ -196,21 +191,12 @@ def findings_table(
     return markdown_table(header, rows)
 
 
-def findings_lines(
-    params: Params,
-    by_rate: Mapping[float, EvalResults],
-    headline: float,
-    tables: Mapping[str, pd.DataFrame],
-    frontier: pd.DataFrame,
-    coverage: Coverage,
-    bases: Sequence[BaseRuns] = (),
-) -> list[str]:
+def findings_lines(ctx: Context) -> list[str]:
     """The `## Findings` section (without the blank line before it): what holds, then the
     verdict table, then what it holds on and by which rule, in that order."""
-    results = by_rate[headline]
-    verdicts = tables[VERDICTS.name]
-    metrics = coverage.verdict_metrics
-    report = params.report
+    params, tables, headline, bases = ctx.params, ctx.tables, ctx.headline, ctx.bases
+    results, verdicts, report = ctx.results, tables[VERDICTS.name], params.report
+    metrics = ctx.coverage.verdict_metrics
     lines = ["## Findings", ""]
     procedure = (
         procedure_sentence(tables[PROCEDURE.name], bases, headline, report.confidence)
@@ -251,20 +237,13 @@ def findings_lines(
     elif not verdicts.empty:
         lines += [
             "",
-            findings_table(
-                verdicts,
-                tables[ADJUSTMENT.name],
-                headline,
-                metrics,
-                report.baseline_variant,
-                report.confidence,
-            ),
+            findings_table(ctx),
             "",
             f"*Δ = a − b at C = {rate_label(headline)} ({percent(report.confidence)} interval); "
             f"other rates as symbols ({LABELS[metrics[0]]}, {LABELS[metrics[1]]}). "
             f"{legend(report.confidence)}.*",
         ]
-    lines += ["", rule_sentence(tables, verdicts, metrics, params, len(by_rate))]
+    lines += ["", rule_sentence(ctx)]
     scope = world_sentence(params.data, results.split_value("n_examples"))
     lines += ["", f"{scope} {one_base(params)}" if not procedure else scope]
     plateau = tables.get(PLATEAU.name)
@@ -274,23 +253,19 @@ def findings_lines(
         ""
         if plateau is None
         else plateau_sentence(plateau, headline, confirming=confirming, tier=tier),
-        negative_information(frontier, tables[POSITIONS.name], headline, coverage.token_oracle),
+        negative_information(
+            tables[FRONTIER.name], tables[POSITIONS.name], headline, ctx.coverage.token_oracle
+        ),
     ):
         if extra:
             lines += ["", extra]
     return lines
 
 
-def rule_sentence(
-    tables: Mapping[str, pd.DataFrame],
-    verdicts: pd.DataFrame,
-    metrics: Sequence[str],
-    params: Params,
-    n_rates: int,
-) -> str:
+def rule_sentence(ctx: Context) -> str:
     """The rule in one line: the comparisons, the values, the runs left out, the family."""
-    report = params.report
-    n_comparisons = len(verdicts) // max(n_rates * len(metrics), 1)
+    report, tables, metrics = ctx.params.report, ctx.tables, ctx.coverage.verdict_metrics
+    n_comparisons = len(tables[VERDICTS.name]) // max(len(ctx.by_rate) * len(metrics), 1)
     family = f"the {n_comparisons} screening comparisons"
     if PROCEDURE.name in tables and not tables[PROCEDURE.name].empty:
         procedure = tables[PROCEDURE.name]
@@ -307,15 +282,10 @@ def rule_sentence(
     )
 
 
-def half_width_section(
-    table: pd.DataFrame,
-    confidence: float,
-    method: str,
-    numbers: Iterator[int],
-    metric: str = "capture",
-) -> list[str]:
-    """The next table: each variant's adjusted `metric` interval half-width at the headline rate
-    and the seeds a ±target half-width would need given its sd."""
+def half_width_section(ctx: Context) -> list[str]:
+    """The next table: each variant's adjusted rank metric's interval half-width at the headline
+    rate and the seeds a ±target half-width would need given its sd."""
+    table, metric = ctx.tables[HALF_WIDTHS.name], ctx.coverage.rank_metric
     if table.empty:
         return []
     name = "capture" if metric == "capture" else "z-information"
@@ -329,11 +299,10 @@ def half_width_section(
         f"## Seeds for a ±{target:g} {name} interval at the headline rate",
         "",
         caption(
-            next(numbers),
             f"{name.capitalize()} adjusted to C = {rate_label(rate)}: the half-width of its "
             "interval",
-            method,
-            f"Seeds for ±{target:g}: the smallest n with t_{{{0.5 + confidence / 2:g}, n−1}} · "
+            ctx.method,
+            f"Seeds for ±{target:g}: the smallest n with t_{{{0.5 + ctx.confidence / 2:g}, n−1}} · "
             f"sd/√n ≤ {target:g} at the observed sd (the equivalence margin of {name}).",
         ),
         "",
@@ -341,23 +310,15 @@ def half_width_section(
     ]
 
 
-def verdicts_section(
-    verdicts: pd.DataFrame,
-    metrics: Sequence[str],
-    method: str,
-    numbers: Iterator[int],
-    confidence: float,
-) -> list[str]:
+def verdicts_section(ctx: Context) -> list[str]:
     """The next tables: every declared comparison's verdict at every rate, one
     table per tested metric (the rule and family of the Findings; tables/verdicts.csv)."""
+    verdicts, confidence = ctx.tables[VERDICTS.name], ctx.confidence
     rates = sorted(set(verdicts["rate"]))
     if not rates:
         return []
     lines = ["## Verdicts at every rate", ""]
-    first = None
-    for metric in metrics:
-        number = next(numbers)
-        first = first or number
+    for i, metric in enumerate(ctx.coverage.verdict_metrics):
         mine = verdicts[verdicts["metric"] == metric]
         text = lambda r: verdict_cell(r, confidence)  # noqa: E731
         rows = pivot(mine, ["a", "b"], "rate", text, rates, label=" − ".join)
@@ -366,9 +327,9 @@ def verdicts_section(
             f"Rule of the Findings; {legend(confidence)} ({NEEDED}). Intervals: "
             f"{percent(confidence)}, jackknife. The {percent(1 - 2 * alpha_of(confidence))} TOST "
             "interval, p and Holm p of each cell are in tables/verdicts.csv."
-            if number == first
-            else f"As Table {first}."
+            if i == 0
+            else f"As Table ⟦{VERDICTS.name}⟧."
         )
-        lines += [caption(number, title, method, note), ""]
+        lines += [caption(title, ctx.method, note, key=VERDICTS.name if i == 0 else ""), ""]
         lines += [markdown_table(["a − b", *(f"C = {rate_label(r)}" for r in rates)], rows), ""]
     return lines

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 
 import pandas as pd
@@ -81,8 +83,25 @@ def listing(items: Sequence[str], *, serial: bool = False) -> str:
     return ", ".join(items[:-1]) + ("," if serial else "") + " and " + items[-1]
 
 
-def caption(number: int, title: str, method: str, note: str = "") -> str:
-    return f"*Table {number}. {title}; {method}.*" + (f" {note}" if note else "")
+def caption(title: str, method: str = "", note: str = "", key: str = "") -> str:
+    """A table's caption, numbered by `number_tables` once the document is whole; `key` names
+    it for a later `Table ⟦key⟧`."""
+    method = f"; {method}" if method else ""
+    return f"*Table ⟦{key}⟧. {title}{method}.*" + (f" {note}" if note else "")
+
+
+def number_tables(text: str) -> str:
+    """The tables numbered in the order their captions appear, each `Table ⟦key⟧` by the number
+    of the caption with that key."""
+    count, named = itertools.count(1), {}
+
+    def number(match: re.Match) -> str:
+        if not match[1]:
+            return f"Table {named[match[2]]}"
+        named[match[2] or None] = n = next(count)
+        return f"*Table {n}"
+
+    return re.sub(r"(\*?)Table ⟦(\w*)⟧", number, text)
 
 
 def column_header(metric: str) -> str:

@@ -3,11 +3,12 @@ section with every comparison over bases, every base and the mismatch by positio
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
 from zgain.report.bases import SCREENING, BaseRuns, replicates
+from zgain.report.context import Context
 from zgain.report.controller import RATE_TOLERANCE
 from zgain.report.markdown import (
     LABELS,
@@ -99,12 +100,10 @@ def procedure_findings_table(table: pd.DataFrame, rate: float) -> str:
     return markdown_table(header, rows)
 
 
-def procedure_section(
-    tables: Mapping[str, pd.DataFrame], numbers: Iterator[int], confidence: float
-) -> list[str]:
+def procedure_section(ctx: Context) -> list[str]:
     """The summary's section on the procedure: the next tables, every comparison over bases
     (tables/procedure.csv), every base (tables/bases.csv) and the mismatch by position."""
-    table, bases_frame = tables[PROCEDURE.name], tables[BASES.name]
+    table, bases_frame = ctx.tables[PROCEDURE.name], ctx.tables[BASES.name]
     sigmas = [sigma_cells(row) for _, row in table.iterrows()]
     hidden = ["replicates", "tost_low", "tost_high", "p", "sigma_b_upper", "sigma_w_upper"]
     shown = (
@@ -113,12 +112,12 @@ def procedure_section(
         .rename(columns={"n": "bases", "detectable": f"detectable at {percent(POWER)}"})
         .rename(columns={"detectable_upper": "at σ bound"})
     )
-    level = percent(confidence)
+    level = percent(ctx.confidence)
     facts = bases_frame.assign(sha256=bases_frame["sha256"].str[:12])
     return [
         "## Over bases: claims about the procedure",
         "",
-        f"*Table {next(numbers)}. a − b per replicate (base, seed), moved to exactly C along the "
+        f"*Table ⟦⟧. a − b per replicate (base, seed), moved to exactly C along the "
         f"screening base's frontier slope, runs >{RATE_TOLERANCE:.0%} off C left out; mean of "
         f"the per-base means with a {level} t-interval over bases (b − 1 df); σ_B, σ_W by the "
         f"method of moments, each with its one-sided {level} upper bound (≤; a σ_B clipped at "
@@ -130,24 +129,24 @@ def procedure_section(
         "",
         frame_table(shown),
         "",
-        f"*Table {next(numbers)}. Every base: its tier, checkpoint sha256 (first 12 hex), test "
+        "*Table ⟦⟧. Every base: its tier, checkpoint sha256 (first 12 hex), test "
         "excess over the oracle (nats/seq), and each contested variant's mean capture (G^marg "
         "without an oracle) at C.*",
         "",
         frame_table(facts),
         "",
-        *mismatch_section(tables[MISMATCH.name], numbers),
+        *mismatch_section(ctx.tables[MISMATCH.name]),
     ]
 
 
-def mismatch_section(table: pd.DataFrame, numbers: Iterator[int]) -> list[str]:
+def mismatch_section(table: pd.DataFrame) -> list[str]:
     """The next table: the oracle's b*_t and each base's mean b_t − b*_t by position
     (tables/mismatch.csv); nothing without a per-token oracle."""
     if table.empty:
         return []
     header, rows = mismatch_rows(table)
     return [
-        f"*Table {next(numbers)}. Where each base departs from the oracle: mean b*_t and each "
+        "*Table ⟦⟧. Where each base departs from the oracle: mean b*_t and each "
         "base's mean b_t − b*_t (nats) by target position on the test split "
         "([mismatch](../docs/method.md#mismatch), tables/mismatch.csv).*",
         "",

@@ -5,14 +5,14 @@ world (docs/usage.md)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import pandas as pd
 
 from zgain.core.runs import rate_label
 from zgain.params import DataParams, PairsParams, Params
-from zgain.report.loading import DEVICE_COLUMN, EvalResults
-from zgain.report.markdown import NOT_APPLICABLE, fmt, method_label, plural
+from zgain.report.context import Context
+from zgain.report.loading import DEVICE_COLUMN
+from zgain.report.markdown import NOT_APPLICABLE, fmt, plural
 
 ANOTHER_NOISE = 0.05  # the rerun example's noise when this world has none
 OTHER_PRIOR = {"uniform": "x_dependent", "x_dependent": "uniform"}
@@ -97,14 +97,11 @@ TITLE = [
 ]
 
 
-def setup_section(
-    params: Params, by_rate: Mapping[float, EvalResults], headline: float
-) -> list[str]:
+def setup_section(ctx: Context) -> list[str]:
     """`## Setup`: the world or pairs, the runs, the intervals, the reference rows, the additive
     variants, the rerun command and, when the runs mix device kinds, the devices."""
-    results, rates = by_rate[headline], list(by_rate)
-    data, confidence = params.data, params.report.confidence
-    n_seeds = len(results.seeds)
+    params, results, rates = ctx.params, ctx.results, list(ctx.by_rate)
+    data, confidence, n_seeds = params.data, ctx.confidence, ctx.n_seeds
     n_test = results.split_value("n_examples")
     n_runs = len(results.runs) * len(rates)
     if n_seeds == 1:
@@ -114,7 +111,7 @@ def setup_section(
         )
     else:
         intervals = (
-            f"Cells over seeds: {method_label(n_seeds, confidence)}. The seeds are the "
+            f"Cells over seeds: {ctx.method}. The seeds are the "
             "replicates (each run's metric is a mean over its test examples); the interval is "
             f"mean ± t_{{{0.5 + confidence / 2:g}, n−1}} · s/√n over the n seed values (s their "
             "standard deviation), intersected with the metric's range where it has one "
@@ -147,7 +144,7 @@ def setup_section(
         lines.append(f"- {additive.strip('*')}")
     other = "world" if isinstance(params.data, DataParams) else "split of these pairs"
     lines.append(f"- To rerun the study on another {other}: `{rerun_command(params.data)}`.")
-    runs = [at.runs.assign(rate=rate) for rate, at in by_rate.items()]
+    runs = [at.runs.assign(rate=rate) for rate, at in ctx.by_rate.items()]
     return lines + mixed_devices_lines(pd.concat(runs, ignore_index=True))
 
 

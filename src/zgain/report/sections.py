@@ -6,7 +6,7 @@ their captions."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,9 +15,16 @@ import pandas as pd
 from zgain.core.runs import rate_label
 from zgain.cvae.terms import terms_used
 from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
-from zgain.report.controller import RATE_TOLERANCE, by_cause, cause_sentence, off_target
+from zgain.report.context import Context
+from zgain.report.controller import (
+    RATE_TOLERANCE,
+    beta_bounds,
+    by_cause,
+    cause_sentence,
+    off_target,
+)
 from zgain.report.coverage import Coverage
-from zgain.report.frontier import TWIN_METRICS
+from zgain.report.frontier import TWIN_METRICS, twin_variants
 from zgain.report.markdown import (
     NOT_APPLICABLE,
     caption,
@@ -26,12 +33,11 @@ from zgain.report.markdown import (
     fmt_stats,
     listing,
     markdown_table,
-    method_label,
     percent,
     pivot,
     plural,
 )
-from zgain.report.registry import RATE_CHECK
+from zgain.report.registry import FRONTIER, RATE_CHECK, TWINS, VERDICTS
 from zgain.report.statistics import BETTER, EQUIVALENT, WORSE
 from zgain.report.tables import SEEDS, TableSpec
 
@@ -49,16 +55,11 @@ NO_ADJUSTMENT_NOTE = (
 )
 
 
-def rate_check_section(
-    check: pd.DataFrame,
-    frontier: pd.DataFrame,
-    method: str,
-    numbers: Iterator[int],
-    beta_bounds: tuple[float, float],
-) -> list[str]:
+def rate_check_section(ctx: Context) -> list[str]:
     """The next table: achieved test KL beside each target, and the runs more than
     RATE_TOLERANCE off with the cause of each (docs/method.md#why-a-run-misses-its-rate;
     nothing when no run targets a rate)."""
+    check, frontier = ctx.tables[RATE_CHECK.name], ctx.tables[FRONTIER.name]
     targeted = check[check["kl_target"].notna()]
     if targeted.empty:
         return []
@@ -70,9 +71,8 @@ def rate_check_section(
         "## Rates reached",
         "",
         caption(
-            next(numbers),
             "Achieved test `kl` against the target rate C (nats per sequence)",
-            method,
+            ctx.method,
             f"Every run's own value and its relative error are in "
             f"tables/{RATE_CHECK.name}.csv; a run more than {tolerance} from its target is "
             "flagged.",
@@ -92,7 +92,7 @@ def rate_check_section(
         )
         causes = [
             f"in {plural(len(rows), 'run')} ({run_labels(rows)}), "
-            + cause_sentence(cause, beta_bounds, RATE_TOLERANCE)
+            + cause_sentence(cause, beta_bounds(ctx.params), RATE_TOLERANCE)
             for cause, rows in by_cause(flagged).items()
         ]
         lines += [
@@ -123,15 +123,10 @@ def grouped_runs(rows: pd.DataFrame) -> str:
     return "; ".join(parts)
 
 
-def twin_section(
-    twins: pd.DataFrame | None,
-    pair: tuple[str, str] | None,
-    method: str,
-    numbers: Iterator[int],
-    verdicts: pd.DataFrame | None = None,
-) -> list[str]:
+def twin_section(ctx: Context) -> list[str]:
     """The next table: the check that R_mean and R_dist = R_mean / N coincide at equal rate; its
     conclusion is the pair's verdicts by the one rule (the verdict table's rows of the pair)."""
+    twins, pair = ctx.tables.get(TWINS.name), twin_variants(ctx.weights)
     if twins is None or pair is None:
         return []
     first, second = pair
@@ -142,9 +137,8 @@ def twin_section(
         f"## Equal-rate check: {first} against {second}",
         "",
         caption(
-            next(numbers),
             f"Seed-paired difference {first} − {second} at each target rate (nats/seq)",
-            method,
+            ctx.method,
             f"{second} is {first} divided by the normalizer N (R_dist = R_mean / N). Training "
             "divides each by its own value on the frozen base ([scale-free control]"
             "(../docs/method.md#scale-free-control)), so the two are one objective and train "
@@ -156,7 +150,7 @@ def twin_section(
         "",
         markdown_table(["C", *(f"Δ {column_header(m)}" for m in TWIN_METRICS)], rows),
         "",
-        twin_conclusion(pair, verdicts),
+        twin_conclusion(pair, ctx.tables[VERDICTS.name]),
     ]
 
 
@@ -274,13 +268,11 @@ def figure_captions(coverage: Coverage) -> dict[str, str]:
     }
 
 
-def figure_section(
-    names: Sequence[str], n_seeds: int, confidence: float, coverage: Coverage
-) -> list[str]:
+def figure_section(ctx: Context, names: Sequence[str]) -> list[str]:
     """The figures with their captions."""
-    method = method_label(n_seeds, confidence)
+    n_seeds, confidence = ctx.n_seeds, ctx.confidence
     runs = f"{plural(n_seeds, 'seed')} per variant, each run its own point: no interval"
-    captions = figure_captions(coverage)
+    captions = figure_captions(ctx.coverage)
     lines = ["## Figures", ""]
     for number, name in enumerate(names, 1):
         interval = (
@@ -290,7 +282,7 @@ def figure_section(
             else "no interval (one seed per variant)"
         )
         seeds = plural(n_seeds, "seed")
-        text = captions[name].format(method=method, runs=runs, interval=interval, seeds=seeds)
+        text = captions[name].format(method=ctx.method, runs=runs, interval=interval, seeds=seeds)
         lines += [
             f"![{Path(name).stem}]({FIGURES_DIR}/{name})",
             "",
