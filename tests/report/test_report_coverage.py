@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zgain.report.coverage import Coverage
+from zgain.report.context import Coverage
 from zgain.report.tables import DECOMPOSITION, LOCALIZATION, ORACLE, RECOVERY, SEED_TABLES
 
 FULL = Coverage(oracle=True, strategies=("copy", "reverse"), token_oracle=True)

@@ -5,7 +5,6 @@ evaluation outputs and lays out the Markdown summary; `write_report` writes them
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +23,8 @@ from zgain.report.adjust import (
     with_adjusted,
 )
 from zgain.report.bases import BaseRuns
-from zgain.report.context import Context
+from zgain.report.context import Context, Coverage
 from zgain.report.controller import ControllerEnd, beta_bounds, rate_check
-from zgain.report.coverage import Coverage
 from zgain.report.figures import build_figures, save_png
 from zgain.report.findings import (
     findings_lines,
@@ -38,13 +36,12 @@ from zgain.report.frontier import (
     frontier_plot,
     frontier_table,
     headline_rate,
-    run_points,
     top_group,
     twin_check,
     twin_variants,
 )
 from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
-from zgain.report.loading import EvalResults
+from zgain.report.loading import EvalResults, per_run
 from zgain.report.markdown import caption, column_header, number_tables
 from zgain.report.metrics_json import CAPTURE_FILE, capture_view, metrics_summary
 from zgain.report.metrics_json import FILE as METRICS_FILE
@@ -181,17 +178,6 @@ def summary_markdown(ctx: Context, figures: Sequence[str]) -> str:
     return number_tables("\n".join(lines) + "\n")
 
 
-def runs_table(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:
-    """Every listed run's value of every metric the report shows, one row per run."""
-    frames = []
-    for rate, results in by_rate.items():
-        columns = [name for name in glossary_names() if name in results.runs.columns]
-        frame = results.runs[["variant", "seed", *columns]].copy()
-        frame.insert(1, "rate", rate)
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
-
-
 def build_report(
     by_rate: Mapping[float, EvalResults],
     params: Params,
@@ -209,82 +195,47 @@ def build_report(
     confirming, the confirming runs' validation I^θ curves when they train their own
     cvae.confirm.steps (zgain.report.curves.confirming_curves), read by the plateau rule.
     """
-    confidence = params.report.confidence
-    latent_dim = params.cvae.common.model.latent_dim
     first = next(iter(by_rate.values()))
     coverage = Coverage.of(params, first)
     headline = headline_rate(list(by_rate), first.split_value("oracle_info"))
-    results = by_rate[headline]
-    specs = coverage.seed_tables()
-    tables = {spec.name: seed_table(spec, results, confidence, latent_dim) for spec in specs}
-    for rate, at_rate in by_rate.items():
-        tables[decomposition_name(rate)] = seed_table(
-            coverage.decomposition, at_rate, confidence, latent_dim
-        )
+    tables: dict[str, pd.DataFrame] = {}
+    ctx = Context(params, by_rate, headline, tables, coverage, bases)
+    results, report, confidence = ctx.results, params.report, ctx.confidence
+    latent_dim = params.cvae.common.model.latent_dim
+    for spec in coverage.seed_tables():
+        tables[spec.name] = seed_table(spec, results, confidence, latent_dim)
+    for rate, at in by_rate.items():
+        name = decomposition_name(rate)
+        tables[name] = seed_table(coverage.decomposition, at, confidence, latent_dim)
     adjusted = adjust_results(by_rate, coverage.metrics(ADJUSTED_METRICS))
-    tables[ADJUSTMENT.name] = adjustment_table(adjusted, confidence)
+    adjustment = tables[ADJUSTMENT.name] = adjustment_table(adjusted, confidence)
     names = {decomposition_name(rate): rate for rate in by_rate} | {DECOMPOSITION.name: headline}
     for name, rate in names.items():
-        tables[name] = with_adjusted(tables[name], tables[ADJUSTMENT.name], rate)
-    report = params.report
+        tables[name] = with_adjusted(tables[name], adjustment, rate)
+    deltas, rank = report.equivalence.model_dump(), coverage.rank_metric
     tables[VERDICTS.name] = verdict_table(
-        adjusted,
-        results.variants,
-        report.baseline_variant,
-        report.pairs,
-        report.equivalence.model_dump(),
-        coverage.verdict_metrics,
-        confidence,
-    )
-    rank = coverage.rank_metric
+        adjusted, results.variants, report.baseline_variant, report.pairs, deltas,
+        coverage.verdict_metrics, confidence,
+    )  # fmt: skip
     tables[HALF_WIDTHS.name] = half_width_table(
-        adjusted, results.variants, headline, getattr(report.equivalence, rank), confidence, rank
+        adjusted, results.variants, headline, deltas[rank], confidence, rank
     )
     tables[POSITIONS.name] = information_by_position(results, confidence, coverage.token_oracle)
     if coverage.strategies:
         tables[STRATEGIES.name] = information_by_strategy(results, coverage.strategies, confidence)
-    compared = coverage.metrics(PROCEDURE_METRICS)
-    tables |= procedure_tables(bases, params, adjusted, compared)
-    tables[RUNS.name] = runs_table(by_rate)
+    tables |= procedure_tables(bases, params, adjusted, coverage.metrics(PROCEDURE_METRICS))
+    tables[RUNS.name] = per_run(by_rate, [n for n in glossary_names() if n in results.runs])
     tables[RATE_CHECK.name] = rate_check(by_rate, controller, beta_bounds(params))
     tables[FRONTIER.name] = frontier_table(by_rate, confidence)
-    pair = twin_variants({v: params.cvae.variants[v].weights for v in results.variants})
-    if pair is not None:
+    if (pair := twin_variants(ctx.weights)) is not None:
         tables[TWINS.name] = twin_check(by_rate, pair, confidence)
     plots = {"frontier": frontier_plot(tables[FRONTIER.name])}
     plots["information_by_position"] = information_by_position_plot(tables[POSITIONS.name])
-    for quantity, table in (curves or {}).items():
-        plots[f"learning_{quantity}"] = table
-    weights = {v: params.cvae.variants[v].weights for v in results.variants}
-    additive = [v for v, w in weights.items() if len(terms_used(w)) > 1]
-    top = top_group(tables[ADJUSTMENT.name], headline, coverage.rank_metric, report.equivalence)
-    figures = build_figures(
-        run_points(by_rate),
-        tables[FRONTIER.name],
-        tables[DECOMPOSITION.name],
-        tables[POSITIONS.name],
-        results.variants,
-        {
-            name: value
-            for name, value in {
-                "z_information": results.split_value("oracle_info"),
-                "capture": 1.0,
-                "probe_accuracy": results.split_value("probe_ceiling"),
-                "probe_floor": results.split_value("probe_floor"),
-            }.items()
-            if math.isfinite(value)
-        },
-        forest_figures(
-            tables[VERDICTS.name],
-            coverage.rank_metric,
-            tables.get(PROCEDURE.name),
-            report.equivalence.model_dump(),
-        ),
-        None if coverage.complete else coverage.panels(),
-        oracle=coverage.oracle,
-        additive=additive,
-        top=top,
-    )
+    plots |= {f"learning_{quantity}": table for quantity, table in (curves or {}).items()}
+    additive = [v for v, w in ctx.weights.items() if len(terms_used(w)) > 1]
+    top = top_group(adjustment, headline, rank, report.equivalence)
+    forests = forest_figures(tables[VERDICTS.name], rank, tables.get(PROCEDURE.name), deltas)
+    figures = build_figures(ctx, forests, top, additive)
     if curves and QUANTITY in curves:
         tables[PLATEAU.name], figures[LEARNING_FIGURE] = plateau_outputs(
             curves[QUANTITY], params.cvae.common, results, headline, top, additive
@@ -292,21 +243,9 @@ def build_report(
     if confirming is not None:
         oracle_info = results.split_value("oracle_info")
         tables[PLATEAU_CONFIRMING.name] = confirming_plateau(confirming, params, oracle_info, top)
-    return Report(
-        tables=tables,
-        plots=plots,
-        figures=figures,
-        metrics=metrics_summary(
-            results,
-            headline,
-            tables[ADJUSTMENT.name],
-            tables.get(PROCEDURE.name),
-            report.baseline_variant,
-        ),
-        summary=summary_markdown(
-            Context(params, by_rate, headline, tables, coverage, bases), list(figures)
-        ),
-    )
+    procedure, baseline = tables.get(PROCEDURE.name), report.baseline_variant
+    metrics = metrics_summary(results, headline, adjustment, procedure, baseline)
+    return Report(tables, plots, figures, metrics, summary_markdown(ctx, list(figures)))
 
 
 def write_csv(table: pd.DataFrame, path: Path) -> None:

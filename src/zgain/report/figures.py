@@ -18,8 +18,12 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from zgain.core.io import atomic_path
+from zgain.report.context import Context
+from zgain.report.frontier import FRONTIER_METRICS
+from zgain.report.loading import per_run
+from zgain.report.registry import FRONTIER, POSITIONS
 from zgain.report.statistics import Interval
-from zgain.report.tables import ORACLE
+from zgain.report.tables import DECOMPOSITION, ORACLE
 
 DPI = 120
 WIDE, SQUARE = (11.0, 4.6), (7.2, 4.6)  # inches
@@ -270,21 +274,21 @@ def save_png(fig: Figure, path: str | Path) -> None:
 
 
 def build_figures(
-    points: pd.DataFrame,
-    frontier: pd.DataFrame,
-    decomposition: pd.DataFrame,
-    by_position: pd.DataFrame,
-    variants: Sequence[str],
-    references: dict[str, float],
-    forests: Mapping[str, Figure],
-    panels: Sequence[str] | None = None,
-    oracle: bool = True,
-    additive: Sequence[str] = (),
-    top: Sequence[str] = (),
+    ctx: Context, forests: Mapping[str, Figure], top: Sequence[str], additive: Sequence[str]
 ) -> dict[str, Figure]:
     """Every figure of the report by file name: the frontier, the `top` group's frontier on its
     own scale, the `forests` (zgain.report.forest.forest_figures), the headline rate's
     decomposition and positions; `additive`: the variants drawn dashed."""
+    results, coverage, variants = ctx.results, ctx.coverage, ctx.results.variants
+    points, frontier = per_run(ctx.by_rate, FRONTIER_METRICS), ctx.tables[FRONTIER.name]
+    references = {
+        "z_information": results.split_value("oracle_info"),
+        "capture": 1.0,
+        "probe_accuracy": results.split_value("probe_ceiling"),
+        "probe_floor": results.split_value("probe_floor"),
+    }
+    references = {name: value for name, value in references.items() if math.isfinite(value)}
+    panels = None if coverage.complete else coverage.panels()
     look = styles(variants, additive)
     figures = {
         "frontier.png": frontier_figure(points, frontier, variants, references, panels, look)
@@ -295,8 +299,10 @@ def build_figures(
             title=f"The top group alone: {', '.join(top)}",
         )  # fmt: skip
     figures |= forests
-    figures["gain_decomposition.png"] = decomposition_figure(decomposition, variants, oracle, look)
+    figures["gain_decomposition.png"] = decomposition_figure(
+        ctx.tables[DECOMPOSITION.name], variants, coverage.oracle, look
+    )
     figures["information_by_position.png"] = information_by_position_figure(
-        by_position, variants, look
+        ctx.tables[POSITIONS.name], variants, look
     )
     return figures

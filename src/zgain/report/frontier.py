@@ -82,16 +82,6 @@ def twin_check(
     return TWINS.frame(rows)
 
 
-def run_points(by_rate: Mapping[float, EvalResults]) -> pd.DataFrame:
-    """One row per run: variant, rate, seed and the FRONTIER_METRICS (the figure's points)."""
-    frames = []
-    for rate, results in by_rate.items():
-        frame = results.runs[["variant", "seed", *FRONTIER_METRICS]].copy()
-        frame.insert(1, "rate", rate)
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
-
-
 TOP_BAND = 3  # the top group: within this many equivalence margins δ of the best
 
 

@@ -230,3 +230,10 @@ def load_results(
         strategies=pd.concat(strategies, ignore_index=True),
         base=base,
     )
+
+
+def per_run(by_rate: Mapping[float, EvalResults], columns: Sequence[str]) -> pd.DataFrame:
+    """One row per run at every rate: variant, rate, seed and `columns` of its metrics."""
+    frames = [at.runs[["variant", "seed", *columns]].assign(rate=r) for r, at in by_rate.items()]
+    table = pd.concat(frames, ignore_index=True)
+    return table[["variant", "rate", "seed", *columns]]

@@ -15,7 +15,7 @@ import pandas as pd
 from zgain.core.runs import rate_label
 from zgain.cvae.terms import terms_used
 from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
-from zgain.report.context import Context
+from zgain.report.context import Context, Coverage
 from zgain.report.controller import (
     RATE_TOLERANCE,
     beta_bounds,
@@ -23,7 +23,6 @@ from zgain.report.controller import (
     cause_sentence,
     off_target,
 )
-from zgain.report.coverage import Coverage
 from zgain.report.frontier import TWIN_METRICS, twin_variants
 from zgain.report.markdown import (
     NOT_APPLICABLE,
@@ -214,7 +213,7 @@ CAPTION_ORDER = ("z_information", "capture", "marginal_gain", "probe_accuracy")
 
 
 def figure_captions(coverage: Coverage) -> dict[str, str]:
-    """Each figure's caption, naming only the references the data has (zgain.report.coverage);
+    """Each figure's caption, naming only the references the data has (Coverage);
     `{runs}` and `{method}` are filled in by `figure_section`."""
     panels = [f"`{m}`" for m in CAPTION_ORDER if m in coverage.panels()]
     dashed = ["the oracle's mean I* (`oracle_info`)", "capture 1"] if coverage.oracle else []
