@@ -13,16 +13,7 @@ from unittest import mock
 import numpy as np
 import torch
 
-from bench.common import (
-    Row,
-    Section,
-    Workload,
-    interleaved,
-    median,
-    params_with,
-    raw_params,
-    workload,
-)
+from bench.common import Row, Section, Workload, interleaved, median, run_alone
 from zgain.base.model import BaseLM
 from zgain.core.nll import token_nll
 from zgain.core.sequences import minibatches, select, target_frame
@@ -187,17 +178,15 @@ def measure(work: Workload, sizes: Sizes, train_step_seconds: float) -> tuple[Se
     return section, {**bl, "speed": speed, "share": share, **shares}
 
 
-def main(sizes: Sizes | None = None) -> list[Section]:
+def sections() -> list[Section]:
     from bench.bench_train import Sizes as TrainSizes
     from bench.bench_train import trainer_vs_bare
+    from bench.common import params_with, raw_params, workload
 
-    sizes = sizes or Sizes()
     work = workload(params_with(raw_params()), 20_000)
     step = trainer_vs_bare(work, TrainSizes(trainer_repeats=1))["trainer"]
-    section, _ = measure(work, sizes, step)
-    section.print()
-    return [section]
+    return [measure(work, Sizes(), step)[0]]
 
 
 if __name__ == "__main__":
-    main()
+    run_alone(__doc__, sections)

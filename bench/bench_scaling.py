@@ -23,6 +23,7 @@ from bench.common import (
     median,
     params_with,
     raw_params,
+    run_alone,
     workload,
 )
 from zgain.world.splits import sample_table
@@ -132,14 +133,11 @@ def measure(work: Workload, raw: dict, sizes: Sizes) -> tuple[Section, dict]:
     return section, exponents
 
 
-def main(sizes: Sizes | None = None) -> list[Section]:
-    sizes = sizes or Sizes()
-    raw = raw_params()
+def sections() -> list[Section]:
+    sizes, raw = Sizes(), raw_params()
     work = workload(params_with(raw), sizes.train_examples)
-    section, _ = measure(work, raw, sizes)
-    section.print()
-    return [section]
+    return [measure(work, raw, sizes)[0]]
 
 
 if __name__ == "__main__":
-    main()
+    run_alone(__doc__, sections)

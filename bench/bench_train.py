@@ -23,6 +23,7 @@ from bench.common import (
     median,
     params_with,
     raw_params,
+    run_alone,
     workload,
 )
 from zgain.core.nll import token_nll
@@ -259,15 +260,11 @@ def measure(work: Workload, sizes: Sizes) -> tuple[Section, Section, dict[str, f
     return first, second, {"ratio": ratio, "bound": bound, "speed": speed, **pre, **tb}
 
 
-def main(sizes: Sizes | None = None) -> list[Section]:
-    sizes = sizes or Sizes()
-    params = params_with(raw_params())
-    work = workload(params, sizes.n_examples)
-    sections = list(measure(work, sizes)[:2])
-    for section in sections:
-        section.print()
-    return sections
+def sections() -> list[Section]:
+    sizes = Sizes()
+    work = workload(params_with(raw_params()), sizes.n_examples)
+    return list(measure(work, sizes)[:2])
 
 
 if __name__ == "__main__":
-    main()
+    run_alone(__doc__, sections)

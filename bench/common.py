@@ -12,6 +12,7 @@ Nothing here reads pipeline outputs: worlds are sampled, the base LM is freshly 
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import re
@@ -41,6 +42,14 @@ from zgain.world.packed import pack_split
 from zgain.world.synthetic import World, sample
 
 HERE = Path(__file__).resolve().parent
+
+
+def run_alone(doc: str, sections: Callable[[], Sequence[Section]]) -> None:
+    """`python -m bench.<name>`: --help from the benchmark's docstring `doc`, else its sections
+    measured at their default sizes and printed (run_all writes them to the results file)."""
+    argparse.ArgumentParser(description=doc.splitlines()[0]).parse_args()
+    for section in sections():
+        section.print()
 
 
 def interleaved(

@@ -19,15 +19,13 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars would flood the log
 
 import argparse  # noqa: E402
 import sys  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
 from datetime import UTC, datetime  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
-import yaml  # noqa: E402
 
-from bench import bench_dag, bench_evaluate, bench_memory, bench_scaling, bench_train  # noqa: E402
+from bench import bench_evaluate, bench_scaling, bench_stages, bench_train  # noqa: E402
 from bench.common import (  # noqa: E402
     Section,
     machine,
@@ -57,19 +55,6 @@ def header(seconds: float) -> str:
     )
 
 
-def dag_section(repo: Path | None, train_step: float, default_common) -> Section:
-    with tempfile.TemporaryDirectory() as tmp:
-        target = repo or bench_dag.tiny_repo(Path(tmp))
-        params = params_with(yaml.safe_load((target / "params.yaml").read_text()))
-        if params.cvae.common != default_common or repo is None:
-            trained = bench_train.trainer_vs_bare(
-                workload(params, 4096), bench_train.Sizes(trainer_repeats=1)
-            )
-            train_step = trained["trainer"]
-        section, _ = bench_dag.measure(target.resolve(), bench_dag.Sizes(), train_step)
-    return section
-
-
 def replace_section(text: str, section: Section) -> str:
     """The results file with the section of the same number replaced, and a line saying so."""
     number = section.title.split(".")[0]
@@ -93,7 +78,7 @@ def main() -> None:
     args.out = args.out or results_path("run_all")
     if args.only == 5:
         torch.set_num_threads(resolve_threads(None))
-        section = bench_memory.measure(raw_params(), bench_memory.Sizes())[0]
+        section = bench_stages.measure_memory(raw_params(), bench_stages.MemorySizes())[0]
         section.print()
         args.out.write_text(replace_section(args.out.read_text(), section))
         print(f"updated {args.out}")
@@ -117,8 +102,8 @@ def main() -> None:
             work, bench_evaluate.Sizes(), trained["trainer"]
         )[0],
         "4. Cost growth": lambda: bench_scaling.measure(work, raw, bench_scaling.Sizes())[0],
-        "5. Memory": lambda: bench_memory.measure(raw, bench_memory.Sizes())[0],
-        "6. The DAG's own cost": lambda: dag_section(
+        "5. Memory": lambda: bench_stages.measure_memory(raw, bench_stages.MemorySizes())[0],
+        "6. The DAG's own cost": lambda: bench_stages.dag_section(
             args.dag_repo, trained["trainer"], params.cvae.common
         ),
     }

@@ -13,7 +13,7 @@ import torch
 import yaml
 from conftest import REPO_ROOT
 
-from bench import bench_evaluate, bench_memory, bench_scaling, bench_train
+from bench import bench_evaluate, bench_scaling, bench_stages, bench_train
 from bench.common import (
     Section,
     interleaved,
@@ -121,7 +121,7 @@ def test_scaling_benchmark_fits_one_exponent_per_sweep(tiny_work, tiny_raw) -> N
 
 def test_memory_benchmark_measures_each_stage_process(tiny_raw) -> None:
     raw = merge(tiny_raw, {"data": {"n_train": 200, "n_test": 40}})
-    section, figures = bench_memory.measure(raw, bench_memory.Sizes(test_factor=2))
+    section, figures = bench_stages.measure_memory(raw, bench_stages.MemorySizes(test_factor=2))
     for key in ("train_cvae_small", "train_cvae_large", "evaluate_small", "evaluate_large"):
         # MiB: torch alone loads about 200 MiB; a tiny-profile stage stays far below 2 GiB
         assert 150 < figures[key] < 2_000

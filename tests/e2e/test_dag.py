@@ -51,11 +51,11 @@ def test_repro_builds_everything_then_is_clean(built: Built, repo: Path) -> None
 
 
 def test_dag_benchmark_times_the_up_to_date_repo(repo: Path) -> None:
-    from bench import bench_dag
+    from bench import bench_stages
 
-    sizes = bench_dag.Sizes(repeats=1, warmup=0)
-    _, figures = bench_dag.measure(repo, sizes, train_step_seconds=0.01)
-    modules = bench_dag.stage_modules(repo)
+    sizes = bench_stages.DagSizes(repeats=1, warmup=0)
+    _, figures = bench_stages.measure_dag(repo, sizes, train_step_seconds=0.01)
+    modules = bench_stages.stage_modules(repo)
     cvae = tiny_params_raw()["cvae"]
     confirm = cvae["confirm"]
     groups = len(cvae["variants"]) * len(cvae["seeds"])
