@@ -5,7 +5,7 @@ long table (`step`, `series` = `<variant>/seed<s>`, the quantity), from dvclive'
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -38,6 +38,15 @@ def read_curve(path: Path, quantity: str) -> pd.Series:
     return frame.set_index("step")[quantity]
 
 
+def joined(live_dir: str | Path, runs: Mapping[str, Run], quantity: str) -> pd.DataFrame:
+    """(step, series, quantity) rows of each run's curve, `series` its key in `runs`."""
+    frames = [
+        read_curve(curve_path(live_dir, run, quantity), quantity).reset_index().assign(series=name)
+        for name, run in runs.items()
+    ]
+    return pd.concat(frames, ignore_index=True)[["step", "series", quantity]]
+
+
 def learning_curves(
     live_dir: str | Path,
     variants: Sequence[str],
@@ -48,14 +57,8 @@ def learning_curves(
 ) -> pd.DataFrame:
     """(step, series, quantity) rows of one quantity over every listed screening run on `base`
     at `rate`."""
-    frames = []
-    for variant in variants:
-        for seed in seeds:
-            path = curve_path(live_dir, Run(variant, rate, seed, base), quantity)
-            curve = read_curve(path, quantity).reset_index()
-            curve.insert(1, "series", f"{variant}/seed{seed}")
-            frames.append(curve)
-    return pd.concat(frames, ignore_index=True)
+    runs = {f"{v}/seed{s}": Run(v, rate, s, base) for v in variants for s in seeds}
+    return joined(live_dir, runs, quantity)
 
 
 def confirming_curves(params: Params, headline: float, quantity: str) -> pd.DataFrame | None:
@@ -68,12 +71,9 @@ def confirming_curves(params: Params, headline: float, quantity: str) -> pd.Data
         return None
     rate = headline if headline in confirm.rates else confirm.rates[0]
     replicates = [(base, seed) for base in confirm.bases for seed in confirm.seeds]
-    frames = []
-    for variant in confirm.variants:
-        for k, (base, seed) in enumerate(replicates):
-            run = Run(variant, rate, seed, base, confirming=True)
-            path = curve_path(params.paths.cvae_live, run, quantity)
-            curve = read_curve(path, quantity).reset_index()
-            curve.insert(1, "series", f"{variant}/seed{k}")
-            frames.append(curve)
-    return pd.concat(frames, ignore_index=True)
+    runs = {
+        f"{variant}/seed{k}": Run(variant, rate, seed, base, confirming=True)
+        for variant in confirm.variants
+        for k, (base, seed) in enumerate(replicates)
+    }
+    return joined(params.paths.cvae_live, runs, quantity)

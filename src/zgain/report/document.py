@@ -248,9 +248,17 @@ def build_report(
     return Report(tables, plots, figures, metrics, summary_markdown(ctx, list(figures)))
 
 
-def write_csv(table: pd.DataFrame, path: Path) -> None:
-    with atomic_path(path) as tmp:
-        table.to_csv(tmp, index=False)
+def write_files(root: Path, files: Mapping[str, str | pd.DataFrame | Figure]) -> None:
+    """Each file under `root`, atomically: text, a table as CSV, a figure as PNG."""
+    for name, content in files.items():
+        if isinstance(content, Figure):
+            save_png(content, root / name)
+            continue
+        with atomic_path(root / name) as tmp:
+            if isinstance(content, pd.DataFrame):
+                content.to_csv(tmp, index=False)
+            else:
+                tmp.write_text(content)
 
 
 def write_report(report: Report, reports_dir: str | Path) -> None:
@@ -260,12 +268,9 @@ def write_report(report: Report, reports_dir: str | Path) -> None:
     with atomic_dir(reports_dir) as root:
         for folder in (FOLDER, PLOTS_DIR, FIGURES_DIR):
             (root / folder).mkdir()
-        for name, table in report.tables.items():
-            write_csv(table, root / FOLDER / f"{name}.csv")
-        for name, table in report.plots.items():
-            write_csv(table, root / PLOTS_DIR / f"{name}.csv")
-        for name, fig in report.figures.items():
-            save_png(fig, root / FIGURES_DIR / name)
+        files = {f"{FOLDER}/{name}.csv": table for name, table in report.tables.items()}
+        files |= {f"{PLOTS_DIR}/{name}.csv": table for name, table in report.plots.items()}
+        files |= {f"{FIGURES_DIR}/{name}": figure for name, figure in report.figures.items()}
+        write_files(root, files | {SUMMARY_FILE: report.summary})
         write_json(report.metrics, root / METRICS_FILE)
         write_json(capture_view(report.metrics), root / CAPTURE_FILE)
-        (root / SUMMARY_FILE).write_text(report.summary)

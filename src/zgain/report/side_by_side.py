@@ -46,54 +46,31 @@ class World:
     # tables/bases.csv: how far the world's bases are from b*_t (docs/method.md#mismatch)
     test_excess: float = math.nan
 
-    def knobs(self) -> str:
-        data = self.params["data"]
-        shown = [f"{k} {data[k]}" for k in KNOBS if k in data]
-        return ", ".join(shown)
-
-    def oracle_by_position(self) -> list[float]:
-        rows = self.positions[self.positions["variant"] == ORACLE].sort_values("position")
-        return [float(v) for v in rows["mean"]]
-
-    def first_token_share(self) -> float:
-        """Mean i*_0 over mean I*: the share of the oracle's information on the first token."""
-        by_position = self.oracle_by_position()
-        if not by_position or not self.oracle_info:
-            return math.nan
-        return by_position[0] / self.oracle_info
-
-    def n_bases(self) -> int:
-        return len(self.params["base"]["seeds"])
-
-    def base_steps(self) -> str:
-        """The bases' step cap (`base.max_steps`; training may stop earlier), or n/a."""
-        steps = self.params["base"].get("max_steps")
-        return "n/a" if steps is None else str(steps)
+    def row(self) -> dict:
+        """The world's row of `worlds_table`; a value within float rounding of 0 (i*_t of a
+        shared-prefix slot is exactly 0 in real arithmetic, about −1e-17 in floats) is 0, so it
+        does not print as −0.000."""
+        data, base = self.params["data"], self.params["base"]
+        at = self.positions[self.positions["variant"] == ORACLE].sort_values("position")
+        by_position = [0.0 if abs(v) < ZERO_TOLERANCE else float(v) for v in at["mean"]]
+        share = by_position[0] / self.oracle_info if by_position and self.oracle_info else math.nan
+        return {
+            "world": self.name,
+            "knobs": ", ".join(f"{k} {data[k]}" for k in KNOBS if k in data),
+            "bases": len(base["seeds"]),
+            "base_max_steps": "n/a" if base.get("max_steps") is None else str(base["max_steps"]),
+            "test_excess": self.test_excess,
+            "oracle_info": self.oracle_info,
+            "first_token_share": 0.0 if abs(share) < ZERO_TOLERANCE else share,
+            "oracle_by_position": " ".join(fmt(v) for v in by_position),
+        }
 
 
 def worlds_table(worlds: Sequence[World]) -> pd.DataFrame:
-    """One row per world: knobs, bases, mean I*, first-token share, i*_t by position."""
-    rows = []
-    for w in worlds:
-        rows.append(
-            {
-                "world": w.name,
-                "knobs": w.knobs(),
-                "bases": w.n_bases(),
-                "base_max_steps": w.base_steps(),
-                "test_excess": w.test_excess,
-                "oracle_info": w.oracle_info,
-                "first_token_share": _zero(w.first_token_share()),
-                "oracle_by_position": " ".join(fmt(_zero(v)) for v in w.oracle_by_position()),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def _zero(value: float) -> float:
-    """0 for a value within float rounding of 0 (i*_t of a shared-prefix slot is exactly 0 in
-    real arithmetic and about −1e-17 in floats), so it does not print as −0.000."""
-    return 0.0 if abs(value) < ZERO_TOLERANCE else value
+    """One row per world: knobs, bases, the bases' step cap (`base.max_steps`; training may
+    stop earlier), mean I*, the share of it on the first token (mean i*_0 / mean I*) and the
+    oracle's i*_t by position."""
+    return pd.DataFrame([w.row() for w in worlds])
 
 
 def agreement(verdicts: Sequence[str]) -> str:

@@ -9,7 +9,7 @@ run metric it was read from.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -259,6 +259,25 @@ def seed_table(
     return pd.DataFrame(rows, columns=list(CELLS))
 
 
+def seed_cells(
+    per_seed: pd.DataFrame,
+    variants: Sequence[str],
+    key: str,
+    label: Callable[[int], str],
+    source: str,
+    confidence: float,
+) -> list[tuple]:
+    """Per variant and `key` value (sorted), the t-interval over seeds of the per-seed `value`s,
+    as cells labelled label(key value)."""
+    rows = []
+    for variant in variants:
+        runs = per_seed[per_seed["variant"] == variant]
+        for at, group in runs.groupby(key, sort=True):
+            stats = t_interval(group["value"].to_numpy(), confidence)
+            rows.append(cell(variant, label(at), stats, SEEDS, source))
+    return rows
+
+
 def information_by_position(
     results: EvalResults, confidence: float, oracle: bool = True
 ) -> pd.DataFrame:
@@ -270,13 +289,8 @@ def information_by_position(
     False: data without a per-token oracle). Columns: registry.CELLS.
     """
     pos = results.positions[results.positions["n_tokens"] > 0]
-    per_seed = pos.assign(value=pos["z_information_sum"] / pos["n_tokens"])
-    rows = []
-    for variant in results.variants:
-        runs = per_seed[per_seed["variant"] == variant]
-        for position, group in runs.groupby("position", sort=True):
-            stats = t_interval(group["value"].to_numpy(), confidence)
-            rows.append(cell(variant, str(position), stats, SEEDS, "token_z_information"))
+    seeds = pos.assign(value=pos["z_information_sum"] / pos["n_tokens"])
+    rows = seed_cells(seeds, results.variants, "position", str, "token_z_information", confidence)
     by_position = pos.groupby("position", sort=True)[["oracle_info_sum", "n_tokens"]].sum()
     for position, row in by_position.iterrows() if oracle else ():
         stats = Interval.point(row["oracle_info_sum"] / row["n_tokens"], len(pos))
@@ -300,12 +314,7 @@ def information_by_strategy(
     by = results.strategies.assign(
         value=results.strategies["z_information_sum"] / results.strategies["n_examples"]
     )
-    rows = []
-    for variant in results.variants:
-        runs = by[by["variant"] == variant]
-        for strategy, group in runs.groupby("strategy", sort=True):
-            stats = t_interval(group["value"].to_numpy(), confidence)
-            rows.append(cell(variant, names[strategy], stats, SEEDS, "z_information"))
+    rows = seed_cells(by, results.variants, "strategy", names.get, "z_information", confidence)
     first = by[(by["variant"] == results.variants[0]) & (by["seed"] == results.seeds[0])]
     for row in first.itertuples():
         mean = row.oracle_info_sum / row.n_examples
