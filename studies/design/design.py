@@ -1,6 +1,6 @@
 """The design: bases × seeds per tier, from measured costs and variance components.
 
-    python -m bench.design REPO [--out bench/design-results.md]
+    python -m studies.design.design REPO [--out studies/design/design-results.md]
 
 REPO holds a completed default run. This measures, in a scratch folder on REPO's world with this
 checkout's params, what one more base costs (its `train_base`, `surprisal` and `normalizer`
@@ -9,12 +9,12 @@ variants at the headline rates for one (base, seed), c_s) and what one screening
 (one variant and seed at every rate, c_g), each timed in this process without DVC's start-up.
 It reads σ_B and σ_W of every comparison over bases from REPO's tables/procedure.csv, with their
 one-sided upper confidence bounds (medians over the comparisons), and writes
-bench/design-results.md (generated): k* = √(c_B σ_W² / (c_s σ_B²)) and, for designs around the
-default, the predicted stage time and the smallest difference the comparisons over bases detect
-at 80% power, at the estimated σ and at their upper bounds: an estimate of σ_B clipped at 0, or
-σ_W on a degree of freedom or two, says little, and the bounds say how much worse the design may
-be (docs/defaults.md#the-design). Where REPO's design has one seed per base, σ_B and σ_W are
-not separable and the table says so.
+studies/design/design-results.md (generated): k* = √(c_B σ_W² / (c_s σ_B²)) and, for designs
+around the default, the predicted stage time and the smallest difference the comparisons over
+bases detect at 80% power, at the estimated σ and at their upper bounds: an estimate of σ_B
+clipped at 0, or σ_W on a degree of freedom or two, says little, and the bounds say how much
+worse the design may be (docs/defaults.md#the-design). Where REPO's design has one seed per
+base, σ_B and σ_W are not separable and the table says so.
 """
 
 from __future__ import annotations
@@ -220,7 +220,8 @@ def main() -> None:
     n_groups = len(default.cvae.variants)
     rows = design_rows(costs, sigmas, n_groups, default)
     minutes = (time.perf_counter() - start) / 60
-    text = markdown(costs, sigmas, rows, k_star, "python -m bench.design REPO", minutes, where)
+    command = "python -m studies.design.design REPO"
+    text = markdown(costs, sigmas, rows, k_star, command, minutes, where)
     args.out.write_text(text)
     print(text)
 
