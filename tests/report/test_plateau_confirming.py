@@ -11,9 +11,9 @@ from zgain.params import parse_params
 from zgain.report.plateau import (
     QUANTITY,
     TOP,
-    confirming_plateau,
     confirming_tier,
     plateau_sentence,
+    tier_plateau,
 )
 
 
@@ -43,7 +43,8 @@ def test_the_window_follows_the_confirming_runs_length_and_averages_replicates()
         "token_share_cc/seed0": 0.0,
         "token_share_cc/seed1": 0.0,
     }
-    table = confirming_plateau(_curve(80, values), params, 0.8, ["token_mean"])
+    common, variants = params.cvae.tier_common(confirming=True), params.cvae.confirm.variants
+    table = tier_plateau(_curve(80, values), common, variants, 0.8, ["token_mean"])
     rows = table.set_index("variant")
     assert (rows["step_from"].unique().tolist(), rows["step_to"].unique().tolist()) == ([40], [60])
     assert rows.loc["token_mean", "change"] == pytest.approx(0.04)

@@ -10,10 +10,10 @@ import yaml
 from conftest import REPO_ROOT
 
 from zgain.core.errors import DataError
+from zgain.report.figures import learning_figure
 from zgain.report.plateau import (
     QUANTITY,
     TOP,
-    learning_figure,
     plateau_sentence,
     plateau_table,
     validated,
@@ -98,7 +98,12 @@ def test_a_curve_that_stops_early_is_refused() -> None:
 
 def test_the_figure_draws_one_line_per_variant_and_the_oracle() -> None:
     values = {"a/seed0": ramp(0.6, 0.1), "b/seed0": ramp(0.5, 0.0)}
-    fig = learning_figure(curve(values), VAL_EVERY, STEPS, ["a", "b"], 0.8, 1.0)
+    from zgain.params import CommonCVAEParams
+
+    common = CommonCVAEParams.model_validate(
+        yaml.safe_load((REPO_ROOT / "params.yaml").read_text())["cvae"]["common"]
+    ).model_copy(update={"val_every": VAL_EVERY, "steps": STEPS, "beta_schedule": "constant"})
+    fig = learning_figure(curve(values), common, ["a", "b"], 0.8, 1.0)
     (ax,) = fig.axes
     labels = [line.get_label() for line in ax.get_lines()]
     assert labels == ["a", "b", "oracle I*"]

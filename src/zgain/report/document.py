@@ -25,7 +25,7 @@ from zgain.report.adjust import (
 from zgain.report.bases import BaseRuns
 from zgain.report.context import Context, Coverage
 from zgain.report.controller import ControllerEnd, beta_bounds, rate_check
-from zgain.report.figures import build_figures, save_png
+from zgain.report.figures import build_figures, learning_figure, save_png
 from zgain.report.findings import (
     findings_lines,
     half_width_section,
@@ -46,7 +46,7 @@ from zgain.report.markdown import caption, column_header, number_tables
 from zgain.report.metrics_json import CAPTURE_FILE, capture_view, metrics_summary
 from zgain.report.metrics_json import FILE as METRICS_FILE
 from zgain.report.over_bases import procedure_section
-from zgain.report.plateau import LEARNING_FIGURE, QUANTITY, confirming_plateau, plateau_outputs
+from zgain.report.plateau import LEARNING_FIGURE, QUANTITY, tier_plateau
 from zgain.report.procedure import PROCEDURE_METRICS, procedure_tables
 from zgain.report.registry import (
     ADJUSTMENT,
@@ -236,13 +236,15 @@ def build_report(
     top = top_group(adjustment, headline, rank, report.equivalence)
     forests = forest_figures(tables[VERDICTS.name], rank, tables.get(PROCEDURE.name), deltas)
     figures = build_figures(ctx, forests, top, additive)
+    oracle_info, common = results.split_value("oracle_info"), params.cvae.common
     if curves and QUANTITY in curves:
-        tables[PLATEAU.name], figures[LEARNING_FIGURE] = plateau_outputs(
-            curves[QUANTITY], params.cvae.common, results, headline, top, additive
-        )
+        curve, variants = curves[QUANTITY], results.variants
+        tables[PLATEAU.name] = tier_plateau(curve, common, variants, oracle_info, top)
+        figure = learning_figure(curve, common, variants, oracle_info, headline, additive)
+        figures[LEARNING_FIGURE] = figure
     if confirming is not None:
-        oracle_info = results.split_value("oracle_info")
-        tables[PLATEAU_CONFIRMING.name] = confirming_plateau(confirming, params, oracle_info, top)
+        confirm = params.cvae.tier_common(confirming=True), params.cvae.confirm.variants
+        tables[PLATEAU_CONFIRMING.name] = tier_plateau(confirming, *confirm, oracle_info, top)
     procedure, baseline = tables.get(PROCEDURE.name), report.baseline_variant
     metrics = metrics_summary(results, headline, adjustment, procedure, baseline)
     return Report(tables, plots, figures, metrics, summary_markdown(ctx, list(figures)))

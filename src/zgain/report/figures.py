@@ -18,9 +18,12 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from zgain.core.io import atomic_path
+from zgain.core.runs import rate_label
+from zgain.params import CommonCVAEParams
 from zgain.report.context import Context
 from zgain.report.frontier import FRONTIER_METRICS
 from zgain.report.loading import per_run
+from zgain.report.plateau import mean_curves, plateau_window, validated
 from zgain.report.registry import FRONTIER, POSITIONS
 from zgain.report.statistics import Interval
 from zgain.report.tables import DECOMPOSITION, ORACLE
@@ -263,6 +266,37 @@ def information_by_position_figure(
         title="z-information by position",
     )
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    outside_legend(fig, ax.get_legend_handles_labels()[0])
+    return fig
+
+
+def learning_figure(
+    curve: pd.DataFrame, common: CommonCVAEParams, variants: Sequence[str], oracle_info: float,
+    headline: float, additive: Sequence[str] = (),
+) -> Figure:  # fmt: skip
+    """Validation I^θ (mean over seeds) against the step, per variant, at the headline rate,
+    with the oracle's mean I* as a reference line and the plateau rule's window shaded."""
+    steps, window = common.steps, plateau_window(common)
+    means = mean_curves(validated(curve, common.val_every, steps))
+    look = styles(variants, additive)
+    fig, (ax,) = new_figure((9.0, 4.6))
+    for name in variants:
+        if name not in means.columns:
+            continue
+        st = look[name]
+        ax.plot(
+            means.index, means[name], marker=st.marker, color=st.colour,
+            linestyle=st.linestyle, linewidth=1.5, label=name,
+        )  # fmt: skip
+    if math.isfinite(oracle_info):
+        ax.axhline(oracle_info, color=ORACLE_COLOUR, linestyle=":", linewidth=2, label="oracle I*")
+    ax.axvspan(window[0] * steps, window[1] * steps, color="grey", alpha=0.08)
+    shaded = "the last quarter" if window[1] >= 1.0 else "the plateau rule's window"
+    ax.set(
+        xlabel="training step",
+        ylabel="validation I^θ (nats/seq, mean over seeds)",
+        title=f"Learning curves at C = {rate_label(headline)} (shaded: {shaded})",
+    )
     outside_legend(fig, ax.get_legend_handles_labels()[0])
     return fig
 

@@ -9,13 +9,10 @@ import math
 from collections.abc import Sequence
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from zgain.core.errors import DataError
 from zgain.core.runs import rate_label
 from zgain.params import CommonCVAEParams, Params
-from zgain.report.figures import ORACLE_COLOUR, Style, new_figure, outside_legend, styles
-from zgain.report.loading import EvalResults
 from zgain.report.markdown import fmt, plural
 from zgain.report.registry import PLATEAU, PLATEAU_CONFIRMING
 
@@ -158,17 +155,15 @@ def movement(table: pd.DataFrame) -> tuple[str, str, str] | None:
     return moved, f"steps {int(row['step_from'])}–{int(row['step_to'])}", verdict
 
 
-def confirming_plateau(
-    curve: pd.DataFrame, params: Params, oracle_info: float, top: Sequence[str]
-) -> pd.DataFrame:
-    """The plateau table of the confirming runs (mean over replicates), at their own length
-    `cvae.confirm.steps` and its window."""
-    common = params.cvae.tier_common(confirming=True)
+def tier_plateau(
+    curve: pd.DataFrame, common: CommonCVAEParams, variants: Sequence[str], oracle_info: float,
+    top: Sequence[str],
+) -> pd.DataFrame:  # fmt: skip
+    """The plateau table of one tier's runs (the screening runs at the headline rate, or the
+    confirming runs' mean over replicates) at the tier's own length `common.steps` and window."""
     window = plateau_window(common)
-    variants = params.cvae.confirm.variants
     table = plateau_table(curve, common.val_every, common.steps, variants, top, oracle_info, window)
-    table["steps"] = common.steps
-    return table
+    return table.assign(steps=common.steps)[list(PLATEAU.columns)]
 
 
 def confirming_tier(params: Params) -> str:
@@ -176,58 +171,3 @@ def confirming_tier(params: Params) -> str:
     confirm = params.cvae.confirm
     replicates = len(confirm.bases) * len(confirm.seeds)
     return f"confirming, {plural(replicates, 'replicate')}"
-
-
-def learning_figure(
-    curve: pd.DataFrame,
-    val_every: int,
-    steps: int,
-    variants: Sequence[str],
-    oracle_info: float,
-    headline: float,
-    look: dict[str, Style] | None = None,
-    window: tuple[float, float] = (LAST_QUARTER, 1.0),
-) -> Figure:
-    """Validation I^θ (mean over seeds) against the step, per variant, at the headline rate,
-    with the oracle's mean I* as a reference line and the plateau rule's window shaded."""
-    means = mean_curves(validated(curve, val_every, steps))
-    look = look or styles(variants)
-    fig, (ax,) = new_figure((9.0, 4.6))
-    for name in variants:
-        if name not in means.columns:
-            continue
-        st = look[name]
-        ax.plot(
-            means.index, means[name], marker=st.marker, color=st.colour,
-            linestyle=st.linestyle, linewidth=1.5, label=name,
-        )  # fmt: skip
-    if math.isfinite(oracle_info):
-        ax.axhline(oracle_info, color=ORACLE_COLOUR, linestyle=":", linewidth=2, label="oracle I*")
-    ax.axvspan(window[0] * steps, window[1] * steps, color="grey", alpha=0.08)
-    shaded = "the last quarter" if window[1] >= 1.0 else "the plateau rule's window"
-    ax.set(
-        xlabel="training step",
-        ylabel="validation I^θ (nats/seq, mean over seeds)",
-        title=f"Learning curves at C = {rate_label(headline)} (shaded: {shaded})",
-    )
-    outside_legend(fig, ax.get_legend_handles_labels()[0])
-    return fig
-
-
-def plateau_outputs(
-    curve: pd.DataFrame,
-    common: CommonCVAEParams,
-    results: EvalResults,
-    headline: float,
-    top: Sequence[str],
-    additive: Sequence[str],
-) -> tuple[pd.DataFrame, Figure]:
-    """The plateau table and the learning-curve figure of the headline rate's runs."""
-    oracle_info = results.split_value("oracle_info")
-    shape = (curve, common.val_every, common.steps)
-    window = plateau_window(common)
-    table = plateau_table(*shape, results.variants, top, oracle_info, window)
-    table["steps"] = common.steps
-    look = styles(results.variants, additive)
-    figure = learning_figure(*shape, results.variants, oracle_info, headline, look, window)
-    return table[list(PLATEAU.columns)], figure
