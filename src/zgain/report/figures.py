@@ -60,6 +60,10 @@ class Style:
     marker: str
     linestyle: str
 
+    def plot(self, ax: Axes, x: Sequence, y: Sequence, **kwargs) -> None:
+        """A line in this style through (x, y), more of matplotlib's keywords in `kwargs`."""
+        ax.plot(x, y, color=self.colour, marker=self.marker, linestyle=self.linestyle, **kwargs)
+
 
 def styles(variants: Sequence[str], additive: Sequence[str] = ()) -> dict[str, Style]:
     """A colour and a marker per variant; dashed for the additive variants, solid otherwise."""
@@ -79,11 +83,17 @@ def outside_legend(fig: Figure, handles: list, title: str | None = None) -> None
     fig.legend(handles=handles, loc="outside right upper", fontsize="small", title=title)
 
 
-def new_figure(size: tuple[float, float], n_panels: int = 1) -> tuple[Figure, list[Axes]]:
+def new_figure(
+    size: tuple[float, float], n_panels: int = 1, columns: int = 0, grid: bool = True
+) -> tuple[Figure, list[Axes]]:
+    """A figure of `n_panels` panels, `columns` (default: all) to a row, each gridded unless
+    `grid` is False."""
     fig = Figure(figsize=size, dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(1, n_panels, i + 1) for i in range(n_panels)]
-    for ax in axes:
+    columns = columns or n_panels
+    rows = -(-n_panels // columns)
+    axes = [fig.add_subplot(rows, columns, i + 1) for i in range(n_panels)]
+    for ax in axes if grid else ():
         ax.grid(alpha=0.3)
     return fig, axes
 
@@ -112,23 +122,16 @@ def frontier_figure(
     row per run): each variant's curve through its seed means at each rate, every run a small
     point, and the dotted reference of a panel from `references` (by metric)."""
     shown = [metric for metric in AXIS_LABELS if panels is None or metric in panels]
-    rows = 2 if len(shown) > 2 else 1
-    fig = Figure(figsize=(13.0, 4.2 * rows), dpi=DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(rows, 2, i + 1) for i in range(len(shown))]
+    fig, axes = new_figure((13.0, 4.2 * (2 if len(shown) > 2 else 1)), len(shown), 2)
     look = look or styles(variants)
     for ax, metric in zip(axes, shown, strict=True):
         label, ref_label = AXIS_LABELS[metric], REFERENCE_LABELS.get(metric)
-        ax.grid(alpha=0.3)
         for variant in variants:
             st = look[variant]
             runs = points[points["variant"] == variant]
             mine = frontier[frontier["variant"] == variant]
             means = mine.pivot(index="rate", columns="metric", values="mean").sort_index()
-            ax.plot(
-                means["kl"], means[metric], color=st.colour, linestyle=st.linestyle,
-                marker=st.marker, markersize=6,
-            )  # fmt: skip
+            st.plot(ax, means["kl"], means[metric], markersize=6)
             ax.scatter(
                 runs["kl"], runs[metric], color=st.colour, marker=st.marker, s=10, alpha=0.4,
                 zorder=3,
@@ -146,10 +149,9 @@ def frontier_figure(
             ax.axhline(0.0, color="grey", linewidth=0.8)
         ax.set(xlabel="achieved kl = KL(q ‖ p(z|x)) (nats/seq)", ylabel=label)
     handles = [
-        Line2D([], [], color=look[v].colour, linestyle=look[v].linestyle, marker=look[v].marker,
-               label=v)
-        for v in variants
-    ]  # fmt: skip
+        Line2D([], [], color=st.colour, linestyle=st.linestyle, marker=st.marker, label=v)
+        for v, st in ((v, look[v]) for v in variants)
+    ]
     for ax in axes:
         handles += [h for h in ax.get_legend_handles_labels()[0]]
     outside_legend(fig, handles)
@@ -246,15 +248,8 @@ def information_by_position_figure(
         if oracle and rows.empty:  # no per-token oracle (a pairs file)
             continue
         st = Style(ORACLE_COLOUR, "o", ":") if oracle else look[name]
-        ax.plot(
-            rows["position"],
-            rows["mean"],
-            marker=st.marker,
-            color=st.colour,
-            linestyle=st.linestyle,
-            linewidth=2.5 if oracle else 1.5,
-            label="oracle i*_t" if oracle else name,
-        )
+        label = "oracle i*_t" if oracle else name
+        st.plot(ax, rows["position"], rows["mean"], linewidth=2.5 if oracle else 1.5, label=label)
         if not oracle and rows["low"].notna().any():
             ax.fill_between(
                 rows["position"], rows["low"], rows["high"], color=st.colour, alpha=0.08
@@ -280,14 +275,8 @@ def learning_figure(
     means = mean_curves(validated(curve, common.val_every, steps))
     look = styles(variants, additive)
     fig, (ax,) = new_figure((9.0, 4.6))
-    for name in variants:
-        if name not in means.columns:
-            continue
-        st = look[name]
-        ax.plot(
-            means.index, means[name], marker=st.marker, color=st.colour,
-            linestyle=st.linestyle, linewidth=1.5, label=name,
-        )  # fmt: skip
+    for name in (v for v in variants if v in means.columns):
+        look[name].plot(ax, means.index, means[name], linewidth=1.5, label=name)
     if math.isfinite(oracle_info):
         ax.axhline(oracle_info, color=ORACLE_COLOUR, linestyle=":", linewidth=2, label="oracle I*")
     ax.axvspan(window[0] * steps, window[1] * steps, color="grey", alpha=0.08)

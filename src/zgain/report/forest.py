@@ -8,12 +8,11 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from zgain.report.figures import DPI, VERDICT_COLOURS, outside_legend
+from zgain.report.figures import VERDICT_COLOURS, new_figure, outside_legend
 
 BAND_REACH, MEAN_REACH = 4.0, 1.5
 """A forest's axis reaches BAND_REACH·δ or MEAN_REACH times the upper quartile of the |means|,
@@ -74,11 +73,8 @@ def forest_panels(
     """Forest panels side by side, one verdict legend; size = (inches a panel, rows the height
     is for); `first`: the comparisons named on the first panel only."""
     width, rows = size
-    fig = Figure(
-        figsize=(width * len(panels) + 2.5, 0.32 * rows + 1.8), dpi=DPI, layout="constrained"
-    )
-    FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(1, len(panels), i + 1) for i in range(len(panels))]
+    size = (width * len(panels) + 2.5, 0.32 * rows + 1.8)
+    fig, axes = new_figure(size, len(panels), grid=False)
     for i, (ax, (title, xlabel, table, delta)) in enumerate(zip(axes, panels, strict=True)):
         forest_panel(ax, table, delta, mean, title)
         labels = [f"{a} − {b}" for a, b in zip(table["a"], table["b"], strict=True)]
