@@ -3,7 +3,7 @@ section with every comparison over bases, every base and the mismatch by positio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -81,21 +81,16 @@ def procedure_sentence(
 def procedure_findings_table(table: pd.DataFrame, rate: float) -> str:
     """The Findings' table over bases at `rate`: per comparison Δ capture and Δ G^marg with
     their intervals and verdict symbols, and σ_B, σ_W of Δ capture."""
-    at = table[table["rate"] == rate].set_index(["a", "b", "metric"])
-    rows = []
-    for a, b in dict.fromkeys(zip(table["a"], table["b"], strict=True)):
-        cells = [f"{a} − {b}"]
-        for metric in PROCEDURE_METRICS:
-            r = at.loc[(a, b, metric)] if (a, b, metric) in at.index else None
-            cells.append(
-                "n/a" if r is None else f"{fmt_stats(r, signed=True)} {MARKS[r['verdict']]}"
-            )
-        key = (a, b, PROCEDURE_METRICS[0])
-        r = at.loc[key] if key in at.index else None
-        pair = sigma_cells(r) if r is not None else ("n/a", "n/a")
-        separable = pair[0] != NOT_SEPARABLE
-        sigmas = ", ".join(pair) if separable else NOT_SEPARABLE
-        rows.append([*cells, sigmas])
+    at = table[table["rate"] == rate]
+
+    def sigmas(row: Mapping) -> str:
+        pair = sigma_cells(row)
+        return NOT_SEPARABLE if pair[0] == NOT_SEPARABLE else ", ".join(pair)
+
+    text = lambda r: f"{fmt_stats(r, signed=True)} {MARKS[r['verdict']]}"  # noqa: E731
+    rows = pivot(at, ["a", "b"], "metric", text, PROCEDURE_METRICS, label=" − ".join)
+    spreads = pivot(at, ["a", "b"], "metric", sigmas, PROCEDURE_METRICS[:1], "n/a, n/a")
+    rows = [[*row, spread] for row, (_, spread) in zip(rows, spreads, strict=True)]
     header = ["a − b", *(f"Δ {LABELS[m]}" for m in PROCEDURE_METRICS), "σ_B, σ_W"]
     return markdown_table(header, rows)
 
