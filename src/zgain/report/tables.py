@@ -50,11 +50,15 @@ DECOMPOSED = ("gross_gain", "marginal_gain", "z_information", "capture", "kl", "
 """The decomposition's columns; the base row is 0 in each by definition."""
 RECOVERED = ("probe_accuracy", "normalized_recovery", "kmeans_accuracy", "kmeans_nmi")
 """The recovery measures, each read from a sample z and (`_mean`) from E_q[z]."""
+FRACTIONS = ("frac_gain_pop", "frac_gain_ex", "frac_gain_pop_tok", "frac_z_information")
+"""The fractional gains; the oracle's ceiling of each is its `_ceiling` split value."""
 
 
-def with_means(label: str, cells: Mapping[str, str | float]) -> Reference:
-    """A recovery reference row: each measure's value also serves its `_mean` column."""
-    return Reference(label, {c: v for m, v in cells.items() for c in (m, f"{m}_mean")})
+def with_means(label: str, *sources: str | float) -> Reference:
+    """A recovery reference row: the source of each RECOVERED measure, in order, also serves
+    its `_mean` column."""
+    pairs = zip(RECOVERED, sources, strict=True)
+    return Reference(label, {c: v for m, v in pairs for c in (m, f"{m}_mean")})
 
 
 DECOMPOSITION = TableSpec(
@@ -87,23 +91,13 @@ DECOMPOSITION = TableSpec(
 FRACTIONAL = TableSpec(
     name="fractional",
     title="Fractional gains and their ceilings (shares of the base's code length)",
-    columns=("frac_gain_pop", "frac_gain_ex", "frac_gain_pop_tok", "frac_z_information"),
+    columns=FRACTIONS,
     note=(
         "The `oracle` row holds the ceilings `frac_gain_pop_ceiling`, `frac_gain_ex_ceiling`, "
         "`frac_gain_pop_tok_ceiling` and `frac_z_information_ceiling`: the same shares for the "
         "oracle's strategy-informed code length C* = NLL* − I*."
     ),
-    after=(
-        Reference(
-            ORACLE,
-            {
-                "frac_gain_pop": "frac_gain_pop_ceiling",
-                "frac_gain_ex": "frac_gain_ex_ceiling",
-                "frac_gain_pop_tok": "frac_gain_pop_tok_ceiling",
-                "frac_z_information": "frac_z_information_ceiling",
-            },
-        ),
-    ),
+    after=(Reference(ORACLE, {c: f"{c}_ceiling" for c in FRACTIONS}),),
 )
 RECOVERY = TableSpec(
     name="recovery",
@@ -118,26 +112,10 @@ RECOVERY = TableSpec(
         "`kmeans_nmi_ceiling`); normalized recovery is 0 at the floor and 1 at the ceiling by "
         "definition. The KMeans floor ignores x: KMeans measures recovery, not recovery beyond x."
     ),
-    before=(
-        with_means(
-            "floor",
-            {
-                "probe_accuracy": "probe_floor",
-                "normalized_recovery": 0.0,
-                "kmeans_accuracy": "kmeans_accuracy_floor",
-                "kmeans_nmi": 0.0,
-            },
-        ),
-    ),
+    before=(with_means("floor", "probe_floor", 0.0, "kmeans_accuracy_floor", 0.0),),
     after=(
         with_means(
-            "ceiling",
-            {
-                "probe_accuracy": "probe_ceiling",
-                "normalized_recovery": 1.0,
-                "kmeans_accuracy": "kmeans_accuracy_ceiling",
-                "kmeans_nmi": "kmeans_nmi_ceiling",
-            },
+            "ceiling", "probe_ceiling", 1.0, "kmeans_accuracy_ceiling", "kmeans_nmi_ceiling"
         ),
     ),
 )
