@@ -16,6 +16,7 @@ from zgain.report.markdown import (
     LABELS,
     MARKS,
     NOT_SEPARABLE,
+    blocks,
     bracket,
     caption,
     fmt,
@@ -25,6 +26,7 @@ from zgain.report.markdown import (
     markdown_table,
     percent,
     pivot,
+    plural,
 )
 from zgain.report.over_bases import procedure_findings_table, procedure_sentence
 from zgain.report.plateau import confirming_tier, plateau_sentence
@@ -195,71 +197,55 @@ def findings_lines(ctx: Context) -> list[str]:
     """The `## Findings` section (without the blank line before it): what holds, then the
     verdict table, then what it holds on and by which rule, in that order."""
     params, tables, headline, bases = ctx.params, ctx.tables, ctx.headline, ctx.bases
-    results, verdicts, report = ctx.results, tables[VERDICTS.name], params.report
-    metrics = ctx.coverage.verdict_metrics
-    lines = ["## Findings", ""]
+    verdicts, report, metrics = tables[VERDICTS.name], params.report, ctx.coverage.verdict_metrics
     procedure = (
         procedure_sentence(tables[PROCEDURE.name], bases, headline, report.confidence)
         if PROCEDURE.name in tables
         else ""
     )
-    n_seeds = len(results.seeds)
-    seeds = f"{n_seeds} seed{'s' if n_seeds != 1 else ''}"
-    few = (
-        f"with {seeds} none is decided (the rule needs {MIN_SEEDS})" if n_seeds < MIN_SEEDS else ""
-    )
-    if few and not procedure:
-        lines.append(
-            f"With {seeds} every screening verdict is undetermined (the rule needs {MIN_SEEDS})."
-        )
+    seeds, few = plural(ctx.n_seeds, "seed"), ""
+    if ctx.n_seeds < MIN_SEEDS:
+        few = f"with {seeds} none is decided (the rule needs {MIN_SEEDS})"
     # with too few screening seeds its verdicts say nothing; the procedure's then speak
-    decided = len(results.seeds) >= MIN_SEEDS or not procedure
+    decided = ctx.n_seeds >= MIN_SEEDS or not procedure
     held = (
         robust_sentence(verdicts, headline, report.baseline_variant, metrics[0]) if decided else ""
     )
-    net = net_gain_sentence(
-        [t for name, t in tables.items() if name.startswith(DECOMPOSITION_PREFIX)]
-    )
-    lines += [f"{held} {net}".strip()]
+    decompositions = [t for name, t in tables.items() if name.startswith(DECOMPOSITION_PREFIX)]
+    opening = f"{held} {net_gain_sentence(decompositions)}".strip()
+    if few and not procedure:
+        undecided = (
+            f"With {seeds} every screening verdict is undetermined (the rule needs {MIN_SEEDS})."
+        )
+        opening = f"{undecided}\n{opening}"
+    parts = []
     if procedure:  # the claims about the procedure come before the screening tier's table
-        lines += ["", procedure, "", procedure_findings_table(tables[PROCEDURE.name], headline)]
-        lines += [
-            "",
-            f"*{legend(report.confidence)}; σ_B, σ_W of Δ capture ({NOT_SEPARABLE}: one "
-            "seed per base).*",
-        ]
+        sigmas = f"σ_B, σ_W of Δ capture ({NOT_SEPARABLE}: one seed per base)"
+        table = procedure_findings_table(tables[PROCEDURE.name], headline)
+        parts += [procedure, table, f"*{legend(report.confidence)}; {sigmas}.*"]
     if procedure and not decided:
-        lines += [
-            "",
+        parts.append(
             "The [verdict table](#verdicts-at-every-rate) is the screening tier's: every variant "
-            f"on base {bases[0].seed}, over CVAE seeds" + (f"; {few}." if few else "."),
-        ]
+            f"on base {bases[0].seed}, over CVAE seeds" + (f"; {few}." if few else ".")
+        )
     elif not verdicts.empty:
-        lines += [
-            "",
-            findings_table(ctx),
-            "",
+        parts.append(findings_table(ctx))
+        parts.append(
             f"*Δ = a − b at C = {rate_label(headline)} ({percent(report.confidence)} interval); "
             f"other rates as symbols ({LABELS[metrics[0]]}, {LABELS[metrics[1]]}). "
-            f"{legend(report.confidence)}.*",
-        ]
-    lines += ["", rule_sentence(ctx)]
-    scope = world_sentence(params.data, results.split_value("n_examples"))
-    lines += ["", f"{scope} {one_base(params)}" if not procedure else scope]
-    plateau = tables.get(PLATEAU.name)
-    confirming = tables.get(PLATEAU_CONFIRMING.name)
-    tier = confirming_tier(params)
-    for extra in (
-        ""
-        if plateau is None
-        else plateau_sentence(plateau, headline, confirming=confirming, tier=tier),
+            f"{legend(report.confidence)}.*"
+        )
+    scope = world_sentence(params.data, ctx.results.split_value("n_examples"))
+    parts += [rule_sentence(ctx), f"{scope} {one_base(params)}" if not procedure else scope]
+    if (plateau := tables.get(PLATEAU.name)) is not None:
+        confirming, tier = tables.get(PLATEAU_CONFIRMING.name), confirming_tier(params)
+        parts.append(plateau_sentence(plateau, headline, confirming=confirming, tier=tier))
+    parts.append(
         negative_information(
             tables[FRONTIER.name], tables[POSITIONS.name], headline, ctx.coverage.token_oracle
-        ),
-    ):
-        if extra:
-            lines += ["", extra]
-    return lines
+        )
+    )
+    return ["## Findings", "", opening, "", *blocks(*parts)]
 
 
 def rule_sentence(ctx: Context) -> str:
@@ -295,9 +281,8 @@ def half_width_section(ctx: Context) -> list[str]:
     )
     heads = {"mean": f"`{metric}` adjusted", "n": "seeds", "half_width": "half-width"}
     heads["seeds_needed"] = f"seeds for ±{target:g}"
-    return [
+    return blocks(
         f"## Seeds for a ±{target:g} {name} interval at the headline rate",
-        "",
         caption(
             f"{name.capitalize()} adjusted to C = {rate_label(rate)}: the half-width of its "
             "interval",
@@ -305,9 +290,8 @@ def half_width_section(ctx: Context) -> list[str]:
             f"Seeds for ±{target:g}: the smallest n with t_{{{0.5 + ctx.confidence / 2:g}, n−1}} · "
             f"sd/√n ≤ {target:g} at the observed sd (the equivalence margin of {name}).",
         ),
-        "",
         frame_table(shown.rename(columns=heads)),
-    ]
+    )
 
 
 def verdicts_section(ctx: Context) -> list[str]:
@@ -317,7 +301,7 @@ def verdicts_section(ctx: Context) -> list[str]:
     rates = sorted(set(verdicts["rate"]))
     if not rates:
         return []
-    lines = ["## Verdicts at every rate", ""]
+    parts = ["## Verdicts at every rate"]
     for i, metric in enumerate(ctx.coverage.verdict_metrics):
         mine = verdicts[verdicts["metric"] == metric]
         text = lambda r: verdict_cell(r, confidence)  # noqa: E731
@@ -330,6 +314,6 @@ def verdicts_section(ctx: Context) -> list[str]:
             if i == 0
             else f"As Table ⟦{VERDICTS.name}⟧."
         )
-        lines += [caption(title, ctx.method, note, key=VERDICTS.name if i == 0 else ""), ""]
-        lines += [markdown_table(["a − b", *(f"C = {rate_label(r)}" for r in rates)], rows), ""]
-    return lines
+        parts.append(caption(title, ctx.method, note, key=VERDICTS.name if i == 0 else ""))
+        parts.append(markdown_table(["a − b", *(f"C = {rate_label(r)}" for r in rates)], rows))
+    return [*blocks(*parts), ""]

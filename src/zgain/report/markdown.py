@@ -90,6 +90,11 @@ def caption(title: str, method: str = "", note: str = "", key: str = "") -> str:
     return f"*Table ⟦{key}⟧. {title}{method}.*" + (f" {note}" if note else "")
 
 
+def blocks(*parts: str) -> list[str]:
+    """The lines of the paragraphs `parts` (empty ones left out), a blank line between two."""
+    return "\n\n".join(part for part in parts if part).split("\n")
+
+
 def number_tables(text: str) -> str:
     """The tables numbered in the order their captions appear, each `Table ⟦key⟧` by the number
     of the caption with that key."""

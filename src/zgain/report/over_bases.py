@@ -14,6 +14,8 @@ from zgain.report.markdown import (
     LABELS,
     MARKS,
     NOT_SEPARABLE,
+    blocks,
+    caption,
     fmt,
     fmt_stats,
     frame_table,
@@ -109,10 +111,8 @@ def procedure_section(ctx: Context) -> list[str]:
     )
     level = percent(ctx.confidence)
     facts = bases_frame.assign(sha256=bases_frame["sha256"].str[:12])
-    return [
-        "## Over bases: claims about the procedure",
-        "",
-        f"*Table ⟦⟧. a − b per replicate (base, seed), moved to exactly C along the "
+    procedure = caption(
+        f"a − b per replicate (base, seed), moved to exactly C along the "
         f"screening base's frontier slope, runs >{RATE_TOLERANCE:.0%} off C left out; mean of "
         f"the per-base means with a {level} t-interval over bases (b − 1 df); σ_B, σ_W by the "
         f"method of moments, each with its one-sided {level} upper bound (≤; a σ_B clipped at "
@@ -120,18 +120,15 @@ def procedure_section(ctx: Context) -> list[str]:
         f"detectable at {percent(POWER)} at the estimated σ, and at σ_B's bound (the spread of "
         "the per-base means); the verdict by the report's one rule with the per-base means as "
         "replicates, Holm over each rate and metric "
-        "([method](../docs/method.md#claims-about-the-procedure)).*",
-        "",
-        frame_table(shown),
-        "",
-        "*Table ⟦⟧. Every base: its tier, checkpoint sha256 (first 12 hex), test "
-        "excess over the oracle (nats/seq), and each contested variant's mean capture (G^marg "
-        "without an oracle) at C.*",
-        "",
-        frame_table(facts),
-        "",
-        *mismatch_section(ctx.tables[MISMATCH.name]),
-    ]
+        "([method](../docs/method.md#claims-about-the-procedure))"
+    )
+    every_base = caption(
+        "Every base: its tier, checkpoint sha256 (first 12 hex), test excess over the oracle "
+        "(nats/seq), and each contested variant's mean capture (G^marg without an oracle) at C"
+    )
+    heading = "## Over bases: claims about the procedure"
+    parts = [heading, procedure, frame_table(shown), every_base, frame_table(facts)]
+    return [*blocks(*parts), "", *mismatch_section(ctx.tables[MISMATCH.name])]
 
 
 def mismatch_section(table: pd.DataFrame) -> list[str]:
@@ -140,14 +137,12 @@ def mismatch_section(table: pd.DataFrame) -> list[str]:
     if table.empty:
         return []
     header, rows = mismatch_rows(table)
-    return [
-        "*Table ⟦⟧. Where each base departs from the oracle: mean b*_t and each "
-        "base's mean b_t − b*_t (nats) by target position on the test split "
-        "([mismatch](../docs/method.md#mismatch), tables/mismatch.csv).*",
-        "",
-        markdown_table(header, rows),
-        "",
-    ]
+    text = caption(
+        "Where each base departs from the oracle: mean b*_t and each base's mean b_t − b*_t "
+        "(nats) by target position on the test split ([mismatch](../docs/method.md#mismatch), "
+        "tables/mismatch.csv)"
+    )
+    return [*blocks(text, markdown_table(header, rows)), ""]
 
 
 def mismatch_rows(table: pd.DataFrame) -> tuple[list[str], list[list[str]]]:

@@ -26,6 +26,7 @@ from zgain.report.controller import (
 from zgain.report.frontier import TWIN_METRICS, twin_variants
 from zgain.report.markdown import (
     NOT_APPLICABLE,
+    blocks,
     caption,
     column_header,
     fmt,
@@ -66,41 +67,38 @@ def rate_check_section(ctx: Context) -> list[str]:
     rates = list(dict.fromkeys(kl["rate"]))
     rows = pivot(kl, "variant", "rate", fmt_stats)
     tolerance = f"{RATE_TOLERANCE:.0%}"
-    lines = [
-        "## Rates reached",
-        "",
-        caption(
-            "Achieved test `kl` against the target rate C (nats per sequence)",
-            ctx.method,
-            f"Every run's own value and its relative error are in "
-            f"tables/{RATE_CHECK.name}.csv; a run more than {tolerance} from its target is "
-            "flagged.",
-        ),
-        "",
-        markdown_table(["variant", *(f"C = {rate_label(r)}" for r in rates)], rows),
-        "",
-    ]
+    text = caption(
+        "Achieved test `kl` against the target rate C (nats per sequence)",
+        ctx.method,
+        f"Every run's own value and its relative error are in "
+        f"tables/{RATE_CHECK.name}.csv; a run more than {tolerance} from its target is "
+        "flagged.",
+    )
+    table = markdown_table(["variant", *(f"C = {rate_label(r)}" for r in rates)], rows)
     flagged = off_target(targeted)
     if flagged.empty:
-        lines.append(f"All {len(targeted)} runs reached their target within {tolerance}.")
-    else:
-        lines.append(
-            f"**{len(flagged)} of {len(targeted)} runs are more than {tolerance} off their "
-            f"target**; each is left out of its rate's adjusted values and verdicts "
-            f"(their KL in tables/{RATE_CHECK.name}.csv): {grouped_runs(flagged)}."
+        return blocks(
+            "## Rates reached",
+            text,
+            table,
+            f"All {len(targeted)} runs reached their target within {tolerance}.",
         )
-        causes = [
-            f"in {plural(len(rows), 'run')} ({run_labels(rows)}), "
-            + cause_sentence(cause, beta_bounds(ctx.params), RATE_TOLERANCE)
-            for cause, rows in by_cause(flagged).items()
-        ]
-        lines += [
-            "",
-            "Why, from each run's rate controller where its training ended (the last β and the "
-            "training batches' KL average, in the table's CSV; "
-            "docs/method.md#why-a-run-misses-its-rate): " + "; ".join(causes) + ".",
-        ]
-    return lines
+    missed = (
+        f"**{len(flagged)} of {len(targeted)} runs are more than {tolerance} off their "
+        f"target**; each is left out of its rate's adjusted values and verdicts "
+        f"(their KL in tables/{RATE_CHECK.name}.csv): {grouped_runs(flagged)}."
+    )
+    causes = [
+        f"in {plural(len(rows), 'run')} ({run_labels(rows)}), "
+        + cause_sentence(cause, beta_bounds(ctx.params), RATE_TOLERANCE)
+        for cause, rows in by_cause(flagged).items()
+    ]
+    why = (
+        "Why, from each run's rate controller where its training ended (the last β and the "
+        "training batches' KL average, in the table's CSV; "
+        "docs/method.md#why-a-run-misses-its-rate): " + "; ".join(causes) + "."
+    )
+    return blocks("## Rates reached", text, table, missed, why)
 
 
 def run_labels(rows: pd.DataFrame) -> str:
@@ -132,9 +130,8 @@ def twin_section(ctx: Context) -> list[str]:
     rows = pivot(
         twins, "rate", "metric", lambda r: fmt_stats(r, signed=True), TWIN_METRICS, label=rate_label
     )
-    return [
+    return blocks(
         f"## Equal-rate check: {first} against {second}",
-        "",
         caption(
             f"Seed-paired difference {first} − {second} at each target rate (nats/seq)",
             ctx.method,
@@ -146,11 +143,9 @@ def twin_section(ctx: Context) -> list[str]:
             f"{float(twins['mean'].abs().max()):.1e} nats/seq). Raw values; the conclusion "
             "below is the pair's verdicts.",
         ),
-        "",
         markdown_table(["C", *(f"Δ {column_header(m)}" for m in TWIN_METRICS)], rows),
-        "",
         twin_conclusion(pair, ctx.tables[VERDICTS.name]),
-    ]
+    )
 
 
 def twin_conclusion(pair: tuple[str, str], verdicts: pd.DataFrame | None) -> str:
