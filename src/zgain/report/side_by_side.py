@@ -22,6 +22,13 @@ KNOBS = ("prefix", "decoy_positions", "decoy_noise")
 ORACLE = "oracle"  # the oracle's rows of tables/information_by_position.csv
 KEY = ["a", "b", "rate", "metric"]
 HOLDS, FLIPS, DIFFERS, OPEN = "holds", "flips", "differs", "open"
+ACROSS_WORLDS = {
+    HOLDS: "Hold on every world",
+    FLIPS: "Flip (better on one world, worse on another)",
+    DIFFERS: "Differ (decided on some worlds only, or equivalent on one and separated on another)",
+    OPEN: "Undetermined on every world",
+}
+"""Each agreement's bullet in the worlds view."""
 ZERO_TOLERANCE = 1e-12  # nats
 WORLD_HEADERS = {
     "base_max_steps": "base max_steps",
@@ -169,29 +176,25 @@ def interval_level(worlds: Sequence[World]) -> str:
 
 def summary_sentences(across: pd.DataFrame) -> list[str]:
     """What holds on every world, what flips and where, one bullet per kind."""
-    per = across.drop_duplicates(KEY)
     better = across[across["verdict"] == BETTER]
     above = "; ".join(
         f"{r['a']} − {r['b']} ({r['metric']}, C = {r['rate']:g}) on {r['world']}"
         for _, r in better.iterrows()
     )
     lines = ["## Across worlds", "", f"- Better than b on some world: {above or 'none'}."]
-    for kind, label in (
-        (HOLDS, "Hold on every world"),
-        (FLIPS, "Flip (better on one world, worse on another)"),
-        (
-            DIFFERS,
-            "Differ (decided on some worlds only, or equivalent on one and separated on another)",
-        ),
-        (OPEN, "Undetermined on every world"),
-    ):
-        chosen = per[per["agreement"] == kind]
-        if chosen.empty:
-            lines.append(f"- {label}: none.")
-            continue
-        items = verdict_items(across, chosen, "world", "on")
-        lines.append(f"- {label} ({len(items)}): " + "; ".join(items) + ".")
+    for kind, items in by_agreement(across, "world", "on").items():
+        label = ACROSS_WORLDS[kind]
+        lines.append(
+            f"- {label} ({len(items)}): " + "; ".join(items) + "." if items else f"- {label}: none."
+        )
     return [*lines, ""]
+
+
+def by_agreement(table: pd.DataFrame, column: str, word: str) -> dict[str, list[str]]:
+    """The `verdict_items` of the comparisons of each agreement (HOLDS, FLIPS, DIFFERS, OPEN)."""
+    per = table.drop_duplicates(KEY)
+    kinds = (HOLDS, FLIPS, DIFFERS, OPEN)
+    return {k: verdict_items(table, per[per["agreement"] == k], column, word) for k in kinds}
 
 
 def verdict_items(table: pd.DataFrame, chosen: pd.DataFrame, column: str, word: str) -> list[str]:
@@ -209,15 +212,13 @@ def verdict_items(table: pd.DataFrame, chosen: pd.DataFrame, column: str, word: 
 # The same study at several step counts
 
 RUN = "run"
-SAID = {
+ACROSS_STEPS = {
     HOLDS: "hold at every step count",
     FLIPS: "flip (better at one step count, worse at another)",
+    DIFFERS: "change with the steps (decided at some step counts only, or equivalent at one and "
+    "separated at another)",
     OPEN: "undetermined at every step count",
 }
-CHANGES = (
-    "change with the steps (decided at some step counts only, or equivalent at one and "
-    "separated at another)"
-)
 
 
 @dataclass(frozen=True)
@@ -254,11 +255,8 @@ def stability_markdown(runs: Sequence[Trained], table: pd.DataFrame, command: st
         "verdict is the report's one rule over the confirming bases (tables/procedure.csv).",
         "",
     ]
-    per = table.drop_duplicates(KEY)
-    for kind in (HOLDS, FLIPS, None, OPEN):
-        chosen = per[per["agreement"] == kind] if kind else per[~per["agreement"].isin(SAID)]
-        said = SAID[kind] if kind else CHANGES
-        items = verdict_items(table, chosen, RUN, "at")
+    for kind, items in by_agreement(table, RUN, "at").items():
+        said = ACROSS_STEPS[kind]
         lines.append(f"- {len(items)} {said}" + (": " + "; ".join(items) if items else "") + ".")
     lines.append("")
     lines += comparison_tables(table, RUN, labels, level, "across steps")
