@@ -224,7 +224,7 @@ def build_report(
     if coverage.strategies:
         tables[STRATEGIES.name] = information_by_strategy(results, coverage.strategies, confidence)
     tables |= procedure_tables(bases, params, adjusted, coverage.metrics(PROCEDURE_METRICS))
-    tables[RUNS.name] = per_run(by_rate, [n for n in glossary_names() if n in results.runs])
+    tables[RUNS.name] = per_run(by_rate, glossary_names())
     tables[RATE_CHECK.name] = rate_check(by_rate, controller, beta_bounds(params))
     tables[FRONTIER.name] = frontier_table(by_rate, confidence)
     if (pair := twin_variants(ctx.weights)) is not None:

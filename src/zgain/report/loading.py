@@ -232,8 +232,15 @@ def load_results(
     )
 
 
+KEYS = ("variant", "rate", "seed")  # what names a run in `per_run`
+
+
 def per_run(by_rate: Mapping[float, EvalResults], columns: Sequence[str]) -> pd.DataFrame:
-    """One row per run at every rate: variant, rate, seed and `columns` of its metrics."""
-    frames = [at.runs[["variant", "seed", *columns]].assign(rate=r) for r, at in by_rate.items()]
+    """One row per run at every rate: variant, rate, seed and those of `columns` its metrics
+    hold."""
+    frames = [
+        at.runs[["variant", "seed", *(c for c in columns if c in at.runs)]].assign(rate=rate)
+        for rate, at in by_rate.items()
+    ]
     table = pd.concat(frames, ignore_index=True)
-    return table[["variant", "rate", "seed", *columns]]
+    return table[["variant", "rate", "seed", *(c for c in table if c not in KEYS)]]
