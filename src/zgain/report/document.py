@@ -1,6 +1,7 @@
 """The report: `build_report` computes every table, figure and metric in memory from the runs'
-evaluation outputs and lays out the Markdown summary; `write_report` writes them under
-`reports_dir`. Every number in the summary comes from a table also written as CSV.
+evaluation outputs, then lays out the Markdown summary (zgain.report.summary); `write_report`
+writes them under `reports_dir`. Every number in the summary comes from a table also written as
+CSV.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from zgain.core.io import atomic_dir, atomic_path, write_json
-from zgain.core.runs import Run, rate_label
+from zgain.core.runs import Run
 from zgain.cvae.terms import terms_used
 from zgain.params import Params
 from zgain.report.adjust import (
@@ -26,11 +27,6 @@ from zgain.report.bases import BaseRuns
 from zgain.report.context import Context, Coverage
 from zgain.report.controller import ControllerEnd, beta_bounds, rate_check
 from zgain.report.figures import build_figures, learning_figure, save_png
-from zgain.report.findings import (
-    findings_lines,
-    half_width_section,
-    verdicts_section,
-)
 from zgain.report.forest import forest_figures
 from zgain.report.frontier import (
     frontier_plot,
@@ -40,12 +36,9 @@ from zgain.report.frontier import (
     twin_check,
     twin_variants,
 )
-from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
 from zgain.report.loading import EvalResults, per_run
-from zgain.report.markdown import caption, column_header, number_tables
 from zgain.report.metrics_json import CAPTURE_FILE, capture_view, metrics_summary
 from zgain.report.metrics_json import FILE as METRICS_FILE
-from zgain.report.over_bases import procedure_section
 from zgain.report.plateau import LEARNING_FIGURE, QUANTITY, tier_plateau
 from zgain.report.procedure import PROCEDURE_METRICS, procedure_tables
 from zgain.report.registry import (
@@ -63,24 +56,12 @@ from zgain.report.registry import (
     TWINS,
     VERDICTS,
 )
-from zgain.report.scope import TITLE, setup_section
 from zgain.report.sections import (
-    ADJUSTMENT_NOTE,
     FIGURES_DIR,
-    NO_ADJUSTMENT_NOTE,
-    at_rate_header,
-    damage_sentences,
-    figure_section,
-    rate_check_section,
-    render_table,
-    twin_section,
-    with_adjusted_cells,
 )
+from zgain.report.summary import glossary_names, summary_markdown
 from zgain.report.tables import (
     DECOMPOSITION,
-    PAIRED_MEASURES,
-    SEED_TABLES,
-    TableSpec,
     decomposition_name,
     information_by_position,
     information_by_position_plot,
@@ -91,7 +72,6 @@ from zgain.report.verdicts import half_width_table, verdict_table
 
 SUMMARY_FILE = "summary.md"
 PLOTS_DIR = "plots"
-FIGURE_METRICS = ("token_z_information", "oracle_token_info", "oracle_info", "val_z_information")
 
 
 @dataclass(frozen=True)
@@ -103,79 +83,6 @@ class Report:
     figures: dict[str, Figure]  # figures/<name>.png
     metrics: dict  # metrics.json: {"headline_rate": C, "variants": {...}} at the headline rate
     summary: str  # summary.md
-
-
-def glossary_names() -> list[str]:
-    """Every metric a table column, a reference cell, a caption or a figure names."""
-    named = {m for spec in SEED_TABLES for m in spec.columns}
-    named |= {
-        source
-        for spec in SEED_TABLES
-        for reference in (*spec.before, *spec.after)
-        for source in reference.cells.values()
-        if isinstance(source, str)
-    }
-    named |= {*PAIRED_MEASURES, *FIGURE_METRICS, "revealed_token_share", "net_gain"}
-    return [name for name in GLOSSARY if name in named]
-
-
-def rate_sections(ctx: Context) -> list[str]:
-    """The next tables: one decomposition table per target rate, each with its damage check."""
-    decomposition = ctx.coverage.decomposition
-    lines = []
-    note = ADJUSTMENT_NOTE if len(ctx.by_rate) > 1 else NO_ADJUSTMENT_NOTE
-    for i, rate in enumerate(ctx.by_rate):
-        table = ctx.tables[decomposition_name(rate)]
-        title = f"{DECOMPOSITION.title} at target rate C = {rate_label(rate)}"
-        title += " (headline)" if rate == ctx.headline else ""
-        if i == 0:
-            text = caption(title, ctx.method, f"{decomposition.note} {note}", DECOMPOSITION.name)
-        else:
-            text = caption(title, ctx.method, f"Rows and columns as Table ⟦{DECOMPOSITION.name}⟧.")
-        lines += ["", f"### {title}", "", text, ""]
-        spec, cells = with_adjusted_cells(decomposition, table)
-        lines.append(render_table(spec, cells, ctx.n_seeds, header=at_rate_header))
-        lines.append("")
-        lines += [f"- {line}" for line in damage_sentences(table, ctx.weights)]
-    return lines
-
-
-def strategy_spec(transforms: Sequence[str]) -> TableSpec:
-    """The by-strategy table: one column per hidden strategy, in data.transforms order."""
-    return TableSpec(
-        name=STRATEGIES.name,
-        title="Z-information by hidden strategy (nats per sequence)",
-        columns=tuple(transforms),
-        note="Each cell is the mean I^θ = M − L over the test examples drawn with that "
-        "strategy; `oracle`: the oracle's I* on the same examples, so a variant's cell over "
-        "the oracle's is its capture of that strategy.",
-    )
-
-
-def summary_markdown(ctx: Context, figures: Sequence[str]) -> str:
-    """The Markdown summary: header, rates reached, the decomposition at every rate, the
-    equal-rate check, the headline rate's other tables and paired comparisons, commentary,
-    figures, glossary."""
-    lines = [*TITLE, *findings_lines(ctx), "", *setup_section(ctx)]
-    if not ctx.coverage.complete:
-        lines += ["", "## Left out for this data", ""]
-        lines += [f"- {line}." for line in ctx.coverage.left_out()]
-    lines += ["", *rate_check_section(ctx), "", "## Gain decomposition at each target rate"]
-    lines += rate_sections(ctx)
-    lines += ["", *half_width_section(ctx), "", *twin_section(ctx)]
-    at = f" at the headline rate C = {rate_label(ctx.headline)}"
-    specs = [spec for spec in ctx.coverage.seed_tables() if spec.name != DECOMPOSITION.name]
-    specs += [strategy_spec(ctx.coverage.strategies)] if ctx.coverage.strategies else []
-    for spec in specs:  # a strategy column is headed by the strategy's name
-        text = caption(spec.title + at, ctx.method, spec.note)
-        lines += ["", f"## {spec.title}{at}", "", text, ""]
-        header = str if spec.name == STRATEGIES.name else column_header
-        lines.append(render_table(spec, ctx.tables[spec.name], ctx.n_seeds, header=header))
-    if len(ctx.bases) > 1:  # one base: no claim over bases
-        lines += ["", *procedure_section(ctx)]
-    lines += ["", *verdicts_section(ctx), *figure_section(ctx, figures)]
-    lines += ["## Glossary", "", SYMBOLS, "", *glossary_lines(glossary_names())]
-    return number_tables("\n".join(lines) + "\n")
 
 
 def build_report(

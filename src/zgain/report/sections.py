@@ -1,20 +1,16 @@
-"""The summary's sections between the Findings and the verdicts: the rates reached, the
-decomposition's adjusted columns and damage check, the equal-rate twins
-(docs/method.md#comparison-at-equal-rate), the seed tables' Markdown, and the figures with
-their captions."""
+"""The summary's checks and its figures: the rates reached, the damage check of the likelihood
+objectives, the equal-rate twins (docs/method.md#comparison-at-equal-rate), and the figures
+with their captions."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from zgain.core.runs import rate_label
 from zgain.cvae.terms import terms_used
-from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
 from zgain.report.context import Context, Coverage
 from zgain.report.controller import (
     RATE_TOLERANCE,
@@ -25,7 +21,6 @@ from zgain.report.controller import (
 )
 from zgain.report.frontier import TWIN_METRICS, twin_variants
 from zgain.report.markdown import (
-    NOT_APPLICABLE,
     blocks,
     caption,
     column_header,
@@ -39,20 +34,9 @@ from zgain.report.markdown import (
 )
 from zgain.report.registry import FRONTIER, RATE_CHECK, TWINS, VERDICTS
 from zgain.report.statistics import BETTER, EQUIVALENT, WORSE
-from zgain.report.tables import SEEDS, TableSpec
+from zgain.report.tables import SEEDS
 
 FIGURES_DIR = "figures"
-AT_RATE = "@C"  # suffix of a column adjusted to exactly the target rate
-ADJUSTMENT_NOTE = (
-    "Columns *at C*: each seed's value adjusted to exactly KL = C along its variant's frontier, "
-    "m_s + slope · (C − kl_s), the slope dm/dKL from the seed means at the neighbouring target "
-    "rates (central difference, one-sided at the grid's ends; tables/adjustment.csv), so the "
-    "spread of the achieved KL leaves the interval (docs/method.md#exact-rate-adjustment)."
-)
-NO_ADJUSTMENT_NOTE = (
-    "Columns *at C*: with one target rate there is no frontier to follow, so they equal the raw "
-    "values (not adjusted)."
-)
 
 
 def rate_check_section(ctx: Context) -> list[str]:
@@ -183,26 +167,6 @@ def twin_conclusion(pair: tuple[str, str], verdicts: pd.DataFrame | None) -> str
     )
 
 
-def at_rate_header(metric: str) -> str:
-    """Column header; an adjusted column `m@C` reads "`m` at C"."""
-    if metric.endswith(AT_RATE):
-        return column_header(metric.removesuffix(AT_RATE)) + " at C"
-    return column_header(metric)
-
-
-def with_adjusted_cells(spec: TableSpec, table: pd.DataFrame) -> tuple[TableSpec, pd.DataFrame]:
-    """The decomposition's spec and long table with a column `m@C` after each adjusted metric m,
-    its cells read from the adjusted_mean/low/high columns."""
-    extra = table[table["metric"].isin(ADJUSTED_METRICS) & (table["kind"] == SEEDS)].copy()
-    extra["metric"] = extra["metric"] + AT_RATE
-    for column in ("mean", "low", "high"):
-        extra[column] = extra[ADJUSTED_PREFIX + column]
-    columns = []
-    for metric in spec.columns:
-        columns += [metric, metric + AT_RATE] if metric in ADJUSTED_METRICS else [metric]
-    return replace(spec, columns=tuple(columns)), pd.concat([table, extra], ignore_index=True)
-
-
 CAPTION_ORDER = ("z_information", "capture", "marginal_gain", "probe_accuracy")
 """The frontier figure's panels in the order of its caption (zgain.report.figures)."""
 
@@ -290,32 +254,6 @@ DAMAGE_THRESHOLD = -0.05
 """marginal_gain (nats/seq) below which a likelihood objective counts as damaged."""
 LIKELIHOOD_TERM = "sum"
 """The reconstruction term of the likelihood objective (docs/method.md#sum)."""
-
-
-INTEGER_METRICS = frozenset({"iw_samples", "latent_dim"})
-
-
-def cell_text(row: Mapping, n_seeds: int) -> str:
-    """A seed cell as `mean [low, high]` (`(n=k)` when k < n seeds define it); others as values."""
-    if row["kind"] != SEEDS:
-        return fmt(row["mean"], 0 if row["source"] in INTEGER_METRICS else 3)
-    if row["n"] == 0:
-        return fmt(math.nan)
-    text = fmt(row["mean"], 0) if row["metric"] in INTEGER_METRICS else fmt_stats(row)
-    return text + (f" (n={row['n']})" if row["n"] < n_seeds else "")
-
-
-def render_table(
-    spec: TableSpec,
-    table: pd.DataFrame,
-    n_seeds: int,
-    header: Callable[[str], str] = column_header,
-) -> str:
-    """The Markdown of one long table: one row per label in order, one column per metric
-    (headed by `header(metric)`)."""
-    text = lambda r: cell_text(r, n_seeds)  # noqa: E731
-    rows = pivot(table, "variant", "metric", text, spec.columns, NOT_APPLICABLE)
-    return markdown_table(["row", *map(header, spec.columns)], rows)
 
 
 def variant_rows(table: pd.DataFrame, metric: str) -> pd.DataFrame:
