@@ -228,25 +228,15 @@ def figure_captions(coverage: Coverage) -> dict[str, str]:
 
 def figure_section(ctx: Context, names: Sequence[str]) -> list[str]:
     """The figures with their captions."""
-    n_seeds, confidence = ctx.n_seeds, ctx.confidence
-    runs = f"{plural(n_seeds, 'seed')} per variant, each run its own point: no interval"
-    captions = figure_captions(ctx.coverage)
+    seeds, captions = plural(ctx.n_seeds, "seed"), figure_captions(ctx.coverage)
+    runs = f"{seeds} per variant, each run its own point: no interval"
+    interval = f"its {percent(ctx.confidence)} jackknife interval over {seeds} per variant"
+    interval = interval if ctx.n_seeds > 1 else "no interval (one seed per variant)"
     lines = ["## Figures", ""]
     for number, name in enumerate(names, 1):
-        interval = (
-            f"its {percent(confidence)} jackknife interval over {plural(n_seeds, 'seed')} "
-            "per variant"
-            if n_seeds > 1
-            else "no interval (one seed per variant)"
-        )
-        seeds = plural(n_seeds, "seed")
         text = captions[name].format(method=ctx.method, runs=runs, interval=interval, seeds=seeds)
-        lines += [
-            f"![{Path(name).stem}]({FIGURES_DIR}/{name})",
-            "",
-            f"*Figure {number}.* {text}",
-            "",
-        ]
+        image = f"![{Path(name).stem}]({FIGURES_DIR}/{name})"
+        lines += [image, "", f"*Figure {number}.* {text}", ""]
     return lines
 
 

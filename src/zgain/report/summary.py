@@ -82,10 +82,9 @@ def rate_sections(ctx: Context) -> list[str]:
             text = caption(title, ctx.method, f"{decomposition.note} {note}", DECOMPOSITION.name)
         else:
             text = caption(title, ctx.method, f"Rows and columns as Table ⟦{DECOMPOSITION.name}⟧.")
-        lines += ["", f"### {title}", "", text, ""]
         spec, cells = with_adjusted_cells(decomposition, table)
-        lines.append(render_table(spec, cells, ctx.n_seeds, header=at_rate_header))
-        lines.append("")
+        shown = render_table(spec, cells, ctx.n_seeds, header=at_rate_header)
+        lines += ["", f"### {title}", "", text, "", shown, ""]
         lines += [f"- {line}" for line in damage_sentences(table, ctx.weights)]
     return lines
 
