@@ -1,11 +1,14 @@
 """The report: `build_report` computes every table, figure and metric in memory from the runs'
 evaluation outputs, then lays out the Markdown summary (zgain.report.summary); `write_report`
-writes them under `reports_dir`. Every number in the summary comes from a table also written as
-CSV.
+writes them under `reports_dir`: tables and plots as CSV, figures as PNG, reports/metrics.json
+(the headline means per variant) and reports/capture.json (the compact view of them that
+`dvc metrics show` and `dvc exp show` read). Every number in the summary comes from a table
+also written as CSV.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,8 +40,6 @@ from zgain.report.frontier import (
     twin_variants,
 )
 from zgain.report.loading import EvalResults, per_run
-from zgain.report.metrics_json import CAPTURE_FILE, capture_view, metrics_summary
-from zgain.report.metrics_json import FILE as METRICS_FILE
 from zgain.report.plateau import LEARNING_FIGURE, QUANTITY, tier_plateau
 from zgain.report.procedure import PROCEDURE_METRICS, procedure_tables
 from zgain.report.registry import (
@@ -59,6 +60,7 @@ from zgain.report.registry import (
 from zgain.report.sections import (
     FIGURES_DIR,
 )
+from zgain.report.statistics import finite_mean
 from zgain.report.summary import glossary_names, summary_markdown
 from zgain.report.tables import (
     DECOMPOSITION,
@@ -70,8 +72,13 @@ from zgain.report.tables import (
 )
 from zgain.report.verdicts import half_width_table, verdict_table
 
-SUMMARY_FILE = "summary.md"
-PLOTS_DIR = "plots"
+METRICS_FILE, CAPTURE_FILE = "metrics.json", "capture.json"  # capture.json: the DVC metric
+SUMMARY_FILE, PLOTS_DIR = "summary.md", "plots"
+SUMMARY_METRICS = ("marginal_gain", "z_information", "capture", "kl", "normalized_recovery")
+CAPTURE_DIGITS = 4
+DELTA_KEYS = {"capture": "dcap", "marginal_gain": "dgm"}
+"""capture.json's keys of the claims over bases: `<key>_<variant>`, the variant's mean difference
+from the baseline over the confirming bases at C."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +162,67 @@ def build_report(
     procedure, baseline = tables.get(PROCEDURE.name), report.baseline_variant
     metrics = metrics_summary(results, headline, adjustment, procedure, baseline)
     return Report(tables, plots, figures, metrics, summary_markdown(ctx, list(figures)))
+
+
+def json_number(value: float) -> float | None:
+    """A float for JSON, None for NaN (JSON has no NaN)."""
+    return float(value) if math.isfinite(value) else None
+
+
+def metrics_summary(
+    results: EvalResults,
+    headline_rate: float,
+    adjustment: pd.DataFrame,
+    procedure: pd.DataFrame | None = None,
+    baseline: str = "",
+) -> dict:
+    """reports/metrics.json: the headline rate C, the oracle's I*, each variant's seed means of
+    SUMMARY_METRICS at C (`variants`, each run at the KL it reached) and its ADJUSTED metrics
+    moved to exactly C (`adjusted_to_C`, the screening values); with the `procedure` table, each
+    variant's mean difference from `baseline` over the confirming bases at C (`over_bases`, the
+    claims the Findings open with); null for NaN."""
+    variants = {
+        variant: {m: json_number(finite_mean(results.values(variant, m))) for m in SUMMARY_METRICS}
+        for variant in results.variants
+    }
+    adjusted: dict[str, dict[str, float | None]] = {}
+    for row in adjustment[adjustment["rate"] == headline_rate].itertuples(index=False):
+        adjusted.setdefault(row.variant, {})[row.metric] = json_number(float(row.mean))
+    summary = {
+        "headline_rate": headline_rate,
+        "oracle_info": json_number(results.split_value("oracle_info")),
+        "variants": variants,
+        "adjusted_to_C": adjusted,
+    }
+    if procedure is not None and len(procedure):
+        at = procedure[(procedure["b"] == baseline) & (procedure["rate"] == headline_rate)]
+        over: dict[str, dict[str, float | None]] = {}
+        for row in at.itertuples(index=False):
+            over.setdefault(row.a, {})[row.metric] = json_number(float(row.mean))
+        summary["over_bases"] = over
+    return summary
+
+
+def capture_view(metrics: dict) -> dict:
+    """reports/capture.json, the file `dvc metrics show` reads: the headline rate C, the oracle's
+    I* and each variant's capture adjusted to exactly C on the screening base, then each
+    contested variant's Δ capture and Δ G^marg from the baseline over the confirming bases
+    (DELTA_KEYS), rounded to CAPTURE_DIGITS (null where undefined)."""
+    adjusted = metrics["adjusted_to_C"]
+    view: dict[str, float | None] = {
+        "headline_rate": metrics["headline_rate"],
+        "oracle_info": rounded(metrics["oracle_info"]),
+    }
+    for name in metrics["variants"]:
+        view[name] = rounded(adjusted.get(name, {}).get("capture"))
+    for name, means in metrics.get("over_bases", {}).items():
+        for metric, key in DELTA_KEYS.items():
+            view[f"{key}_{name}"] = rounded(means.get(metric))
+    return view
+
+
+def rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, CAPTURE_DIGITS)
 
 
 def write_files(root: Path, files: Mapping[str, str | pd.DataFrame | Figure]) -> None:
