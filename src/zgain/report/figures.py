@@ -30,8 +30,9 @@ from zgain.report.tables import DECOMPOSITION, ORACLE
 
 DPI = 120
 WIDE, SQUARE = (11.0, 4.6), (7.2, 4.6)  # inches
-# one colour and one marker per variant (params order), distinct for up to 12 variants, then
-# cycling; a replacement variant (one reconstruction term) is drawn solid, an additive one dashed
+# one colour and one marker per variant (params order): 12 colours, and the markers shift by one
+# each time the colours cycle, so no two of up to 144 variants share both; a replacement variant
+# (one reconstruction term) is drawn solid, an additive one dashed
 PALETTE = (
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
     "#e377c2", "#17becf", "#bcbd22", "#000000", "#7f7f7f", "#aec7e8",
@@ -71,7 +72,7 @@ def styles(variants: Sequence[str], additive: Sequence[str] = ()) -> dict[str, S
     return {
         v: Style(
             palette[v],
-            VARIANT_MARKERS[i % len(VARIANT_MARKERS)],
+            VARIANT_MARKERS[(i + i // len(PALETTE)) % len(VARIANT_MARKERS)],
             "--" if v in additive else "-",
         )
         for i, v in enumerate(variants)

@@ -10,24 +10,36 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from zgain.report.figures import AXIS_LABELS, DPI, ORACLE_COLOUR, WIDE, colours, new_figure
+from zgain.report.figures import (
+    AXIS_LABELS,
+    DPI,
+    ORACLE_COLOUR,
+    WIDE,
+    new_figure,
+    outside_legend,
+    styles,
+)
 from zgain.report.sweep.tables import FAMILY_METRICS, Sweep
 
 FAMILY_LABELS = {"capture": AXIS_LABELS["capture"], "marginal_gain": "G^marg (nats/seq)"}
 
 
 def sweep_frontier_figure(sweep: Sweep) -> Figure:
-    """I^θ and G^marg against kl, one point per (experiment, variant), colour per variant."""
+    """I^θ and G^marg against kl, one point per (experiment, variant), a colour and marker per
+    variant; the legend right of the panels."""
     fig, (left, right) = new_figure(WIDE, 2)
     variants = list(dict.fromkeys(sweep.rows["variant"]))
-    palette = colours(variants)
+    look = styles(variants)
     for ax, metric, label in (
         (left, "z_information", AXIS_LABELS["z_information"]),
         (right, "marginal_gain", AXIS_LABELS["marginal_gain"]),
     ):
         for variant in variants:
             rows = sweep.rows[sweep.rows["variant"] == variant]
-            ax.scatter(rows["kl"], rows[metric], color=palette[variant], label=variant, s=30)
+            st = look[variant]
+            ax.scatter(
+                rows["kl"], rows[metric], color=st.colour, marker=st.marker, label=variant, s=30
+            )
         ax.axhline(0.0, color="grey", linewidth=0.8)
         ax.set(xlabel="kl = KL(q ‖ p(z|x)) (nats/seq)", ylabel=label)
     if math.isfinite(sweep.oracle_info):
@@ -39,7 +51,7 @@ def sweep_frontier_figure(sweep: Sweep) -> Figure:
         )
     left.set_title("z-information against rate, every experiment")
     right.set_title("marginal gain against rate, every experiment")
-    left.legend(fontsize="small", loc="best")
+    outside_legend(fig, left.get_legend_handles_labels()[0])
     return fig
 
 

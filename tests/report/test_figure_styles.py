@@ -1,0 +1,77 @@
+"""Every series a figure draws is told apart by colour and marker (line style on top), and its
+legend sits off the data, however many variants a study adds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.collections import PathCollection
+
+from zgain.report.figures import PALETTE, VARIANT_MARKERS, frontier_figure, styles
+from zgain.report.sweep.figures import sweep_frontier_figure
+from zgain.report.sweep.tables import Sweep
+
+MANY = [f"variant_{i}" for i in range(30)]  # more than one cycle of colours and of markers
+
+
+def test_no_two_of_many_variants_share_colour_and_marker() -> None:
+    look = styles(MANY, additive=MANY[::2])
+    pairs = [(st.colour, st.marker) for st in look.values()]
+    assert len(set(pairs)) == len(MANY)
+    assert len(MANY) > len(PALETTE) and len(MANY) > len(VARIANT_MARKERS)
+    assert {look[v].linestyle for v in MANY[::2]} == {"--"}
+    assert {look[v].linestyle for v in MANY[1::2]} == {"-"}
+
+
+def test_the_first_twelve_keep_the_default_reports_look() -> None:
+    """Up to one cycle of colours, variant i gets colour i and marker i (the committed report)."""
+    look = styles(MANY[:12])
+    assert [st.colour for st in look.values()] == list(PALETTE)
+    assert [st.marker for st in look.values()] == list(VARIANT_MARKERS)
+
+
+def frontier_inputs(variants: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(0)
+    metrics = ("kl", "z_information", "capture", "marginal_gain", "probe_accuracy")
+    points = pd.DataFrame(
+        [{"variant": v, "rate": 1.0, **{m: rng.random() for m in metrics}} for v in variants]
+    )
+    frontier = points.melt(id_vars=["variant", "rate"], var_name="metric", value_name="mean")
+    return points, frontier
+
+
+@pytest.mark.parametrize("count", [5, 17, 30])
+def test_the_frontier_legend_tells_every_variant_apart_off_the_data(count: int) -> None:
+    variants = MANY[:count]
+    points, frontier = frontier_inputs(variants)
+    fig = frontier_figure(points, frontier, variants, {"capture": 1.0})
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    (legend,) = fig.legends
+    drawn = {
+        text.get_text(): (handle.get_color(), handle.get_marker(), handle.get_linestyle())
+        for text, handle in zip(legend.get_texts(), legend.legend_handles, strict=True)
+        if text.get_text() in variants
+    }
+    assert sorted(drawn) == sorted(variants)
+    assert len(set(drawn.values())) == count
+
+
+def test_the_sweep_frontier_tells_every_variant_apart_off_the_data() -> None:
+    variants = MANY[:17]
+    rows = pd.DataFrame(
+        [
+            {"experiment": "e", "variant": v, "kl": 1.0, "z_information": i, "marginal_gain": -i}
+            for i, v in enumerate(variants)
+        ]
+    )
+    fig = sweep_frontier_figure(Sweep(("x",), rows, 0.8))
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()][: len(variants)] == variants
+    seen = set()
+    for collection in (c for c in fig.axes[0].collections if isinstance(c, PathCollection)):
+        colour = tuple(np.round(collection.get_facecolor()[0], 6))
+        marker = collection.get_paths()[0].vertices.round(6).tobytes()
+        seen.add((colour, marker))
+    assert len(seen) == len(variants)
