@@ -185,22 +185,24 @@ def metrics_summary(
         variant: {m: json_number(finite_mean(results.values(variant, m))) for m in SUMMARY_METRICS}
         for variant in results.variants
     }
-    adjusted: dict[str, dict[str, float | None]] = {}
-    for row in adjustment[adjustment["rate"] == headline_rate].itertuples(index=False):
-        adjusted.setdefault(row.variant, {})[row.metric] = json_number(float(row.mean))
     summary = {
         "headline_rate": headline_rate,
         "oracle_info": json_number(results.split_value("oracle_info")),
         "variants": variants,
-        "adjusted_to_C": adjusted,
+        "adjusted_to_C": means_by(adjustment[adjustment["rate"] == headline_rate], "variant"),
     }
     if procedure is not None and len(procedure):
         at = procedure[(procedure["b"] == baseline) & (procedure["rate"] == headline_rate)]
-        over: dict[str, dict[str, float | None]] = {}
-        for row in at.itertuples(index=False):
-            over.setdefault(row.a, {})[row.metric] = json_number(float(row.mean))
-        summary["over_bases"] = over
+        summary["over_bases"] = means_by(at, "a")
     return summary
+
+
+def means_by(rows: pd.DataFrame, key: str) -> dict[str, dict[str, float | None]]:
+    """{row[key]: {row.metric: row.mean}} over `rows` in their order, null for NaN."""
+    nested: dict[str, dict[str, float | None]] = {}
+    for name, metric, mean in zip(rows[key], rows["metric"], rows["mean"], strict=True):
+        nested.setdefault(name, {})[metric] = json_number(float(mean))
+    return nested
 
 
 def capture_view(metrics: dict) -> dict:
