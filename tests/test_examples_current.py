@@ -82,7 +82,7 @@ def test_every_link_to_a_stale_example_says_which_older_design_it_shows() -> Non
 
 def test_the_default_designs_examples_are_current() -> None:
     digest = training_digest()
-    for example in ("reports/examples/bases6", "reports/examples/confirm1500"):
+    for example in ("reports/examples/bases6", "reports/examples/confirm3000"):
         assert example in EXAMPLES and current(example, digest), example
 
 
