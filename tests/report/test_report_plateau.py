@@ -135,3 +135,20 @@ def test_under_the_penalty_the_rule_reads_the_quarter_before_it() -> None:
     assert top["change"] == pytest.approx(0.0) and top["plateau"]
     line = plateau_sentence(table, 1.0)
     assert "over steps 200–300 (the quarter before the rate's exact penalty, to step 400)" in line
+
+
+def test_the_confirming_figure_says_its_lines_are_means_over_replicates() -> None:
+    """The confirming tier's curves are means over bases, not seeds: the axis and title say so."""
+    from zgain.params import CommonCVAEParams
+
+    common = CommonCVAEParams.model_validate(
+        yaml.safe_load((REPO_ROOT / "params.yaml").read_text())["cvae"]["common"]
+    ).model_copy(update={"val_every": VAL_EVERY, "steps": STEPS})
+    values = {"a/seed0": ramp(0.6, 0.1)}
+    fig = learning_figure(
+        curve(values), common, ["a"], 0.8, 1.0, over="replicates", tier="Confirming tier: "
+    )
+    (ax,) = fig.axes
+    assert ax.get_ylabel().endswith("mean over replicates)")
+    assert ax.get_title().startswith("Confirming tier: Learning curves at C = 1")
+    assert "plateau rule's window" in ax.get_title()

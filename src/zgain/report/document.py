@@ -40,7 +40,12 @@ from zgain.report.frontier import (
     twin_variants,
 )
 from zgain.report.loading import EvalResults, per_run
-from zgain.report.plateau import LEARNING_FIGURE, QUANTITY, tier_plateau
+from zgain.report.plateau import (
+    LEARNING_CONFIRMING_FIGURE,
+    LEARNING_FIGURE,
+    QUANTITY,
+    tier_plateau,
+)
 from zgain.report.procedure import PROCEDURE_METRICS, procedure_tables
 from zgain.report.registry import (
     ADJUSTMENT,
@@ -159,6 +164,10 @@ def build_report(
     if confirming is not None:
         confirm = params.cvae.tier_common(confirming=True), params.cvae.confirm.variants
         tables[PLATEAU_CONFIRMING.name] = tier_plateau(confirming, *confirm, oracle_info, top)
+        figures[LEARNING_CONFIRMING_FIGURE] = learning_figure(
+            confirming, *confirm, oracle_info, headline, additive, over="replicates",
+            tier="Confirming tier: ",
+        )  # fmt: skip
     procedure, baseline = tables.get(PROCEDURE.name), report.baseline_variant
     metrics = metrics_summary(results, headline, adjustment, procedure, baseline)
     return Report(tables, plots, figures, metrics, summary_markdown(ctx, list(figures)))

@@ -268,10 +268,11 @@ def information_by_position_figure(
 
 def learning_figure(
     curve: pd.DataFrame, common: CommonCVAEParams, variants: Sequence[str], oracle_info: float,
-    headline: float, additive: Sequence[str] = (),
+    headline: float, additive: Sequence[str] = (), over: str = "seeds", tier: str = "",
 ) -> Figure:  # fmt: skip
-    """Validation I^θ (mean over seeds) against the step, per variant, at the headline rate,
-    with the oracle's mean I* as a reference line and the plateau rule's window shaded."""
+    """Validation I^θ (mean `over` seeds, or the confirming tier's replicates) against the step,
+    per variant, at the headline rate, with the oracle's mean I* as a reference line and the
+    plateau rule's window shaded; `tier` names the runs in the title."""
     steps, window = common.steps, plateau_window(common)
     means = mean_curves(validated(curve, common.val_every, steps))
     look = styles(variants, additive)
@@ -284,8 +285,8 @@ def learning_figure(
     shaded = "the last quarter" if window[1] >= 1.0 else "the plateau rule's window"
     ax.set(
         xlabel="training step",
-        ylabel="validation I^θ (nats/seq, mean over seeds)",
-        title=f"Learning curves at C = {rate_label(headline)} (shaded: {shaded})",
+        ylabel=f"validation I^θ (nats/seq, mean over {over})",
+        title=f"{tier}Learning curves at C = {rate_label(headline)} (shaded: {shaded})",
     )
     outside_legend(fig, ax.get_legend_handles_labels()[0])
     return fig

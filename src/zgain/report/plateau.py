@@ -18,6 +18,7 @@ from zgain.report.registry import PLATEAU, PLATEAU_CONFIRMING
 
 QUANTITY = "val_z_information"
 LEARNING_FIGURE = "learning_curves.png"
+LEARNING_CONFIRMING_FIGURE = "learning_curves_confirming.png"  # the confirming runs' curves
 LAST_QUARTER = 0.75  # the plateau compares this fraction of training with its end
 PLATEAU_TOLERANCE = 0.01  # capture: the last quarter moves the top group's mean by at most this
 TOP = "top group"
@@ -130,7 +131,8 @@ def plateau_sentence(
             f"Training (the quarter before the rate's exact penalty): the top group's mean "
             f"validation I^θ at {at} moved {moved} over {window} of {steps} (screening) and "
             f"{other[0]} over {other[1]} of {int(crow['steps'])} ({tier}): "
-            f"{verdicts} ([curves]({figure}), [table](tables/{PLATEAU_CONFIRMING.file}))."
+            f"{verdicts} ([curves]({figure}), [confirming curves](figures/"
+            f"{LEARNING_CONFIRMING_FIGURE}), [table](tables/{PLATEAU_CONFIRMING.file}))."
         )
     if "steps" in row and pd.notna(row["steps"]) and int(row["step_to"]) < int(row["steps"]):
         window += f" (the quarter before the rate's exact penalty, to step {int(row['steps'])})"
