@@ -11,7 +11,7 @@ import yaml
 from bench.common import merge, raw_params
 from studies.remedies.remedies import REMEDIES, study_params
 from studies.remedies.remedies import WORLDS as REMEDY_WORLDS
-from studies.worlds.worlds import CONFIRM, DESIGN, WORLDS, apply_settings
+from studies.worlds.worlds import DESIGN, WORLDS, apply_settings
 from zgain.params import parse_params
 from zgain.world.synthetic import World
 
@@ -44,8 +44,10 @@ def test_each_world_of_the_worlds_study_is_valid_params_with_its_knobs() -> None
     and each world's knobs reaching the world (docs/usage.md#several-worlds)."""
     for name, knobs in WORLDS.items():
         params = parse_params(apply_settings(raw_params(), (*DESIGN, *knobs)))
-        assert params.base.seeds == (0, 1, 2), name
-        assert tuple(params.cvae.confirm.variants) == CONFIRM
+        assert params.base.seeds == (0, 1, 2, 3), name
+        assert params.cvae.confirm.bases == (1, 2, 3), name  # three replicates: the rule decides
+        default = parse_params(raw_params()).cvae.confirm.variants
+        assert params.cvae.confirm.variants == default, name
         world = World.from_params(params.data)
         if name == "weak":  # the default world under a base stopped at 300 steps
             assert world.prefix == 0 and params.base.max_steps == 300
