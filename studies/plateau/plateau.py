@@ -60,7 +60,10 @@ def measure(params: Params, variants: list[str], seeds: list[int], rate: float) 
     oracle_info = metrics[0]["oracle_info"]
     curve = learning_curves(params.paths.cvae_live, variants, rate, seeds, QUANTITY, base)
     common = params.cvae.common
-    table = plateau_table(curve, common.val_every, common.steps, variants, variants, oracle_info)
+    table = plateau_table(
+        curve, common.val_every, common.steps, variants, variants, oracle_info,
+        confidence=params.report.confidence,
+    )  # fmt: skip
     top = table[table["variant"] == TOP].iloc[0]
     return {
         "steps": common.steps,

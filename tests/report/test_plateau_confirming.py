@@ -44,7 +44,7 @@ def test_the_window_follows_the_confirming_runs_length_and_averages_replicates()
         "token_share_cc/seed1": 0.0,
     }
     common, variants = params.cvae.tier_common(confirming=True), params.cvae.confirm.variants
-    table = tier_plateau(_curve(80, values), common, variants, 0.8, ["token_mean"])
+    table = tier_plateau(_curve(80, values), common, variants, 0.8, ["token_mean"], 0.95)
     rows = table.set_index("variant")
     assert (rows["step_from"].unique().tolist(), rows["step_to"].unique().tolist()) == ([40], [60])
     assert rows.loc["token_mean", "change"] == pytest.approx(0.04)
@@ -57,8 +57,9 @@ def test_the_window_follows_the_confirming_runs_length_and_averages_replicates()
     sentence = plateau_sentence(screening, 1.0, confirming=table, tier=confirming_tier(params))
     assert sentence.startswith(
         "Training (the quarter before the rate's exact penalty): the top group's mean "
-        "validation I^θ at C = 1.0 moved +0.040 nats (capture +0.050) over steps 40–60 of 100 "
-        "(screening) and +0.040 nats (capture +0.050) over steps 40–60 of 80 (confirming, "
+        "validation I^θ at C = 1.0 moved +0.040 nats (capture +0.050 [-0.268, +0.368]) over steps "
+        "40–60 of 100 (screening) and +0.040 nats (capture +0.050 [-0.268, +0.368]) over steps "
+        "40–60 of 80 (confirming, "
         "1 replicate): no plateau (> ±0.01) on either"
     )
     assert sentence.endswith("[table](tables/plateau_confirming.csv)).")

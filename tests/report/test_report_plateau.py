@@ -57,7 +57,9 @@ def test_the_last_quarter_change_is_computed_per_variant_and_for_the_top_group()
         "c/seed0": ramp(0.10, 0.20),
         "c/seed1": ramp(0.10, 0.20),  # c: outside the top group
     }
-    table = plateau_table(curve(values), VAL_EVERY, STEPS, ["a", "b", "c"], ["a", "b"], 0.8)
+    table = plateau_table(
+        curve(values), VAL_EVERY, STEPS, ["a", "b", "c"], ["a", "b"], 0.8, confidence=0.95
+    )
     table = table.set_index("variant")
     assert table.loc["a", "step_from"] == 300 and table.loc["a", "step_to"] == 400
     assert table.loc["a", "change"] == pytest.approx(0.03)
@@ -67,8 +69,15 @@ def test_the_last_quarter_change_is_computed_per_variant_and_for_the_top_group()
     assert table.loc[TOP, "capture_change"] == pytest.approx(0.015 / 0.8)
     assert table.loc[TOP, "members"] == "a, b"
     assert not table.loc[TOP, "plateau"] and table.loc["b", "plateau"]
+    # the top group's capture change per seed: (0.05 + 0) / 2 and (0.025 + 0) / 2; its interval
+    # is mean ± t_{0.975, 1} · sd / √2, sd = 0.0125 / √2, t_{0.975, 1} = 12.7062
+    half = 12.706204736 * (0.0125 / math.sqrt(2)) / math.sqrt(2)
+    assert table.loc[TOP, "n"] == 2 and table.loc["a", "n"] == 2
+    assert table.loc[TOP, "capture_low"] == pytest.approx(0.01875 - half)
+    assert table.loc[TOP, "capture_high"] == pytest.approx(0.01875 + half)
+    assert table.loc["b", "capture_low"] == table.loc["b", "capture_high"] == pytest.approx(0.0)
     line = plateau_sentence(table.reset_index(), 1.0)
-    assert "+0.015 nats (capture +0.019) over steps 300–400" in line
+    assert "+0.015 nats (capture +0.019 [-0.061, +0.098]) over steps 300–400" in line
     assert "no plateau (> ±0.01)" in line
 
 
@@ -76,16 +85,18 @@ def test_coarse_validation_reads_the_last_validation_before_the_quarter() -> Non
     """val_every = 200: the comparison starts at step 200, and the table says so."""
     rows = [(s, "a/seed0", 0.1 * s / 400) for s in range(25, 401, 25)]
     table = plateau_table(
-        pd.DataFrame(rows, columns=["step", "series", QUANTITY]), 200, STEPS, ["a"], ["a"], 1.0
-    )
+        pd.DataFrame(rows, columns=["step", "series", QUANTITY]), 200, STEPS, ["a"], ["a"], 1.0,
+        confidence=0.95,
+    )  # fmt: skip
     assert table["step_from"].tolist() == [200, 200]
     assert table.set_index("variant").loc[TOP, "change"] == pytest.approx(0.05)
 
 
 def test_without_an_oracle_the_change_stays_in_nats() -> None:
     values = {"a/seed0": ramp(0.6, 0.001)}
-    table = plateau_table(curve(values), VAL_EVERY, STEPS, ["a"], ["a"], math.nan)
+    table = plateau_table(curve(values), VAL_EVERY, STEPS, ["a"], ["a"], math.nan, confidence=0.95)
     assert table["capture_change"].isna().all() and not table["plateau"].any()
+    assert table["capture_low"].isna().all()  # one seed: no interval either
     assert "no oracle to scale it" in plateau_sentence(table, 1.0)
 
 
@@ -93,7 +104,7 @@ def test_a_curve_that_stops_early_is_refused() -> None:
     early = curve({"a/seed0": ramp(0.6, 0.1)})
     early = early[early["step"] < STEPS]
     with pytest.raises(DataError, match="no value at the last step 400"):
-        plateau_table(early, VAL_EVERY, STEPS, ["a"], ["a"], 1.0)
+        plateau_table(early, VAL_EVERY, STEPS, ["a"], ["a"], 1.0, confidence=0.95)
 
 
 def test_the_figure_draws_one_line_per_variant_and_the_oracle() -> None:
@@ -128,7 +139,9 @@ def test_under_the_penalty_the_rule_reads_the_quarter_before_it() -> None:
     assert plateau_window(fixed) == (0.75, 1.0)
     # a curve flat before the penalty and rising under it is a plateau by this rule
     values = {"a/seed0": [0.1, 0.2, 0.3, 0.5, 0.5, 0.5, 0.6, 0.7]}
-    table = plateau_table(curve(values), VAL_EVERY, STEPS, ["a"], ["a"], 1.0, (0.5, 0.75))
+    table = plateau_table(
+        curve(values), VAL_EVERY, STEPS, ["a"], ["a"], 1.0, (0.5, 0.75), confidence=0.95
+    )
     table["steps"] = STEPS
     top = table.set_index("variant").loc[TOP]
     assert (top["step_from"], top["step_to"]) == (200, 300)

@@ -158,12 +158,14 @@ def build_report(
     oracle_info, common = results.split_value("oracle_info"), params.cvae.common
     if curves and QUANTITY in curves:
         curve, variants = curves[QUANTITY], results.variants
-        tables[PLATEAU.name] = tier_plateau(curve, common, variants, oracle_info, top)
+        tables[PLATEAU.name] = tier_plateau(curve, common, variants, oracle_info, top, confidence)
         figure = learning_figure(curve, common, variants, oracle_info, headline, additive)
         figures[LEARNING_FIGURE] = figure
     if confirming is not None:
         confirm = params.cvae.tier_common(confirming=True), params.cvae.confirm.variants
-        tables[PLATEAU_CONFIRMING.name] = tier_plateau(confirming, *confirm, oracle_info, top)
+        tables[PLATEAU_CONFIRMING.name] = tier_plateau(
+            confirming, *confirm, oracle_info, top, confidence
+        )
         figures[LEARNING_CONFIRMING_FIGURE] = learning_figure(
             confirming, *confirm, oracle_info, headline, additive, over="replicates",
             tier="Confirming tier: ",

@@ -13,8 +13,9 @@ import pandas as pd
 from zgain.core.errors import DataError
 from zgain.core.runs import rate_label
 from zgain.params import CommonCVAEParams, Params
-from zgain.report.markdown import fmt, plural
+from zgain.report.markdown import bracket, fmt, plural
 from zgain.report.registry import PLATEAU, PLATEAU_CONFIRMING
+from zgain.report.statistics import t_interval
 
 QUANTITY = "val_z_information"
 LEARNING_FIGURE = "learning_curves.png"
@@ -67,6 +68,15 @@ def mean_curves(points: pd.DataFrame) -> pd.DataFrame:
     return points.pivot_table(index="step", columns="variant", values=QUANTITY, aggfunc="mean")
 
 
+def seed_changes(points: pd.DataFrame, start: int, end: int) -> pd.DataFrame:
+    """Each seed's change of validation I^θ from step `start` to `end` (nats; rows: seeds,
+    columns: variants), NaN where a seed lacks either step."""
+    wide = points.pivot_table(index=["seed", "step"], columns="variant", values=QUANTITY)
+    steps = wide.index.get_level_values("step")
+    at = lambda step: wide[steps == step].droplevel("step")  # noqa: E731
+    return at(end) - at(start)
+
+
 def plateau_table(
     curve: pd.DataFrame,
     val_every: int,
@@ -75,12 +85,17 @@ def plateau_table(
     top: Sequence[str],
     oracle_info: float,
     window: tuple[float, float] = (LAST_QUARTER, 1.0),
+    *,
+    confidence: float,
 ) -> pd.DataFrame:
     """Per variant (params order), then the top group's mean: validation I^θ (mean over seeds)
     at step_from and step_to (the last validated steps ≤ window[0]·steps and ≤ window[1]·steps,
     `plateau_window`), the change in nats and as capture (÷ the oracle's mean I* on the test
-    split; NaN without an oracle), and whether that change is within PLATEAU_TOLERANCE."""
-    means = mean_curves(validated(curve, val_every, steps))
+    split; NaN without an oracle), the capture change's t-interval at `confidence` over the
+    seeds (replicates) that each moved (NaN bounds with one), and whether the mean change is
+    within PLATEAU_TOLERANCE."""
+    points = validated(curve, val_every, steps)
+    means = mean_curves(points)
     if steps not in means.index:
         raise DataError(f"learning curve of {QUANTITY}: no value at the last step {steps}")
     start = last_validated(means.index, window[0] * steps, "the window's start", val_every)
@@ -96,6 +111,12 @@ def plateau_table(
     table["change"] = table["z_information_to"] - table["z_information_from"]
     scale = oracle_info if math.isfinite(oracle_info) and oracle_info > 0 else math.nan
     table["capture_change"] = table["change"] / scale
+    moves = seed_changes(points, start, end) / scale  # (seeds, variants)
+    moves[TOP] = moves[members].mean(axis=1) if members else math.nan
+    spread = [t_interval(moves[v].to_numpy(), confidence) for v in table["variant"]]
+    table["capture_low"] = [i.low for i in spread]
+    table["capture_high"] = [i.high for i in spread]
+    table["n"] = [i.n for i in spread]
     table["plateau"] = table["capture_change"].abs() <= PLATEAU_TOLERANCE
     table["members"] = [", ".join(members) if v == TOP else "" for v in table["variant"]]
     return table
@@ -150,7 +171,10 @@ def movement(table: pd.DataFrame) -> tuple[str, str, str] | None:
     row = top.iloc[0]
     moved = f"{fmt(row['change'], signed=True)} nats"
     if pd.notna(row["capture_change"]):
-        moved += f" (capture {fmt(row['capture_change'], signed=True)})"
+        spread = ""  # the interval over replicates, where there are several
+        if "capture_low" in row and pd.notna(row["capture_low"]):
+            spread = " " + bracket(row["capture_low"], row["capture_high"], signed=True)
+        moved += f" (capture {fmt(row['capture_change'], signed=True)}{spread})"
         verdict = "a plateau" if row["plateau"] else f"no plateau (> ±{PLATEAU_TOLERANCE:g})"
     else:
         verdict = "no oracle to scale it"
@@ -159,12 +183,16 @@ def movement(table: pd.DataFrame) -> tuple[str, str, str] | None:
 
 def tier_plateau(
     curve: pd.DataFrame, common: CommonCVAEParams, variants: Sequence[str], oracle_info: float,
-    top: Sequence[str],
+    top: Sequence[str], confidence: float,
 ) -> pd.DataFrame:  # fmt: skip
     """The plateau table of one tier's runs (the screening runs at the headline rate, or the
-    confirming runs' mean over replicates) at the tier's own length `common.steps` and window."""
+    confirming runs' mean over replicates) at the tier's own length `common.steps` and window,
+    intervals at `confidence`."""
     window = plateau_window(common)
-    table = plateau_table(curve, common.val_every, common.steps, variants, top, oracle_info, window)
+    table = plateau_table(
+        curve, common.val_every, common.steps, variants, top, oracle_info, window,
+        confidence=confidence,
+    )  # fmt: skip
     return table.assign(steps=common.steps)[list(PLATEAU.columns)]
 
 

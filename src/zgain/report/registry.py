@@ -66,7 +66,7 @@ MISMATCH = Table(
 PLATEAU = Table(
     "plateau",
     ("variant", "step_from", "step_to", "z_information_from", "z_information_to", "change")
-    + ("capture_change", "plateau", "members", "steps"),
+    + ("capture_change", "capture_low", "capture_high", "n", "plateau", "members", "steps"),
 )
 PLATEAU_CONFIRMING = Table("plateau_confirming", PLATEAU.columns)  # over the confirming bases
 RUNS = Table("runs")  # one row per run, one column per metric the report shows
