@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from zgain.cli.app import app
 from zgain.cvae.terms import POSITIONS
+from zgain.report.markdown import frame_table
 from zgain.report.sweep.tables import (
     SweepError,
     build_sweep,
@@ -118,6 +119,10 @@ def test_family_points_per_rate_and_named_positions() -> None:
         ["mean_tok", "tok", tok.alpha, tok.gamma, additive, 1.0],
     ]
     assert named["capture"].tolist() == pytest.approx([0.45, 0.55, 0.35, 0.45])
+    # n is a count of seeds: an integer column, written "2", not "2.000"
+    for table in (points, named):
+        assert table["n"].dtype.kind == "i" and set(table["n"]) == {2}
+    assert "| 2 |" in frame_table(named) and "2.000" not in frame_table(named)
 
 
 def test_a_variant_the_runs_table_lacks_keeps_its_cell_as_undefined() -> None:

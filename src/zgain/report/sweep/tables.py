@@ -160,6 +160,7 @@ def family_points(rows: Sequence[Mapping], runs_of: RunsOf) -> pd.DataFrame:
             for rate, values in rate_means(runs, variant).iterrows():
                 record = {"experiment": row.get("Experiment"), "variant": variant, "rate": rate}
                 record |= {"alpha": alpha, "gamma": gamma, **values.to_dict()}
+                record["n"] = int(values["n"])  # a count (iterrows made it a float)
                 records.append(record)
     columns = ["experiment", "variant", "rate", "alpha", "gamma", *FAMILY_METRICS, "n"]
     return pd.DataFrame(records, columns=columns)
@@ -195,9 +196,11 @@ def named_points(rows: Sequence[Mapping], runs_of: RunsOf) -> pd.DataFrame:
             at = POSITIONS[name]
             for rate, values in rate_means(runs, variant).iterrows():
                 record = {"variant": variant, "term": name, "alpha": at.alpha, "gamma": at.gamma}
-                records.append(record | {"note": note, "rate": rate, **values.to_dict()})
+                record |= {"note": note, "rate": rate, **values.to_dict()}
+                records.append(record | {"n": int(values["n"])})  # a count, not a float
     keys = ["variant", "term", "alpha", "gamma", "note", "rate"]
     if not records:
         return pd.DataFrame(columns=[*keys, *FAMILY_METRICS, "n"])
     frame = pd.DataFrame(records)
-    return frame.groupby(keys, sort=False)[[*FAMILY_METRICS, "n"]].mean().reset_index()
+    means = dict.fromkeys(FAMILY_METRICS, "mean") | {"n": "min"}  # n: seeds in every experiment
+    return frame.groupby(keys, sort=False).agg(means).reset_index()
