@@ -14,8 +14,7 @@ default world keeps the default design (5 bases: its runs are reused); `decoys` 
 worlds study's knobs on three bases (studies/worlds/worlds.py: `design(3)`). Each report and
 params.yaml is kept in OUT/<world>/, its wall time recorded in bench/wall-times.json
 (`dvc exp run remedies <world>`), and REPO's params.yaml and dvc.lock are restored before the
-next. Last, `zgain worlds-report`
-lays the verdicts of the worlds side by side in OUT.
+next. Last, `zgain worlds-report` lays the verdicts of the worlds side by side in OUT.
 """
 
 from __future__ import annotations

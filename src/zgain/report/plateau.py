@@ -72,9 +72,7 @@ def seed_changes(points: pd.DataFrame, start: int, end: int) -> pd.DataFrame:
     """Each seed's change of validation I^θ from step `start` to `end` (nats; rows: seeds,
     columns: variants), NaN where a seed lacks either step."""
     wide = points.pivot_table(index=["seed", "step"], columns="variant", values=QUANTITY)
-    steps = wide.index.get_level_values("step")
-    at = lambda step: wide[steps == step].droplevel("step")  # noqa: E731
-    return at(end) - at(start)
+    return wide.xs(end, level="step") - wide.xs(start, level="step")
 
 
 def plateau_table(

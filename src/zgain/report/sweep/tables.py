@@ -146,6 +146,16 @@ def rate_means(runs: pd.DataFrame, variant: str) -> pd.DataFrame:
     return grouped.mean().assign(n=rows.groupby("rate", sort=True).size())
 
 
+def rate_records(runs: pd.DataFrame, variant: str) -> list[dict]:
+    """`rate_means` as one record per rate: `rate`, FAMILY_METRICS and `n` kept an integer (a
+    row of the frame would make it a float)."""
+    means = rate_means(runs, variant)
+    return [
+        {"rate": rate, **values, "n": int(values["n"])}
+        for rate, values in zip(means.index, means.to_dict("records"), strict=True)
+    ]
+
+
 def family_points(rows: Sequence[Mapping], runs_of: RunsOf) -> pd.DataFrame:
     """One row per (experiment, unified-only variant, rate): alpha, gamma and FAMILY_METRICS
     (seed means at that rate, from the experiment's runs table)."""
@@ -157,11 +167,9 @@ def family_points(rows: Sequence[Mapping], runs_of: RunsOf) -> pd.DataFrame:
             runs = runs_of(str(row.get("rev")))
             settings = f"cvae.variants.{variant}.unified."
             alpha, gamma = (number(row.get(settings + k, 0.0)) for k in ("alpha", "gamma"))
-            for rate, values in rate_means(runs, variant).iterrows():
-                record = {"experiment": row.get("Experiment"), "variant": variant, "rate": rate}
-                record |= {"alpha": alpha, "gamma": gamma, **values.to_dict()}
-                record["n"] = int(values["n"])  # a count (iterrows made it a float)
-                records.append(record)
+            for values in rate_records(runs, variant):
+                record = {"experiment": row.get("Experiment"), "variant": variant}
+                records.append(record | {"alpha": alpha, "gamma": gamma, **values})
     columns = ["experiment", "variant", "rate", "alpha", "gamma", *FAMILY_METRICS, "n"]
     return pd.DataFrame(records, columns=columns)
 
@@ -194,10 +202,9 @@ def named_points(rows: Sequence[Mapping], runs_of: RunsOf) -> pd.DataFrame:
             runs = runs_of(str(row.get("rev")))
             name, note = place
             at = POSITIONS[name]
-            for rate, values in rate_means(runs, variant).iterrows():
+            for values in rate_records(runs, variant):
                 record = {"variant": variant, "term": name, "alpha": at.alpha, "gamma": at.gamma}
-                record |= {"note": note, "rate": rate, **values.to_dict()}
-                records.append(record | {"n": int(values["n"])})  # a count, not a float
+                records.append(record | {"note": note, **values})
     keys = ["variant", "term", "alpha", "gamma", "note", "rate"]
     if not records:
         return pd.DataFrame(columns=[*keys, *FAMILY_METRICS, "n"])
