@@ -312,12 +312,13 @@ def train_and_evaluate(
     """Train and evaluate every screening group (variant, seed) of `params` in this process;
     the mean seconds per group."""
     from stages import evaluate, train_cvae
+    from zgain.core.runs import Group
 
     base = params.base.screening
     start = time.perf_counter()
     for seed in seeds:
         for variant in variants:
-            train_cvae.run(params, base, variant, seed)
-            evaluate.run(params, base, variant, seed)
+            train_cvae.run(params, Group.screening(base, variant, seed))
+            evaluate.run(params, Group.screening(base, variant, seed))
             print(f"{label}: {variant} seed {seed} done", flush=True)
     return (time.perf_counter() - start) / (len(variants) * len(seeds))

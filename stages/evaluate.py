@@ -10,9 +10,9 @@ from pathlib import Path
 from zgain.base.frozen import load_frozen
 from zgain.core.cli import run_stage
 from zgain.core.environment import setup_torch
-from zgain.core.group_stage import group_main, group_runner
+from zgain.core.group_stage import group_main, run_group
 from zgain.core.io import check_provenance, write_json, write_table
-from zgain.core.runs import ENVIRONMENT_KEY, KL_TARGET_KEY, Run
+from zgain.core.runs import ENVIRONMENT_KEY, KL_TARGET_KEY, Group, Run
 from zgain.cvae.model import load_cvae
 from zgain.evaluate.run_metrics import evaluation_table, revealed_positions, run_metrics
 from zgain.evaluate.schema import EVAL_SCHEMA
@@ -64,8 +64,7 @@ def evaluate_runs(
             probe_test_fraction=settings.probe_test_fraction,
             seed=settings.seed,
         )
-        where = one.eval_dir(params.paths.eval_dir)
-        write_table(table, where / "examples.parquet", EVAL_SCHEMA)
+        write_table(table, one.eval_examples(params.paths.eval_dir), EVAL_SCHEMA)
         # JSON has no NaN: an undefined metric (e.g. a correlation of a constant) is null.
         finite = {k: (v if math.isfinite(v) else None) for k, v in metrics.items()}
         record = {
@@ -73,7 +72,7 @@ def evaluate_runs(
             KL_TARGET_KEY: payload.get(KL_TARGET_KEY),
             ENVIRONMENT_KEY: environment.as_dict(),
         }
-        write_json(record, where / "metrics.json")
+        write_json(record, one.eval_metrics(params.paths.eval_dir))
         out.append(metrics)
     return out
 
@@ -83,12 +82,20 @@ def outputs(params: Params, one: Run) -> list[Path]:
     return [one.eval_dir(params.paths.eval_dir)]
 
 
-run = group_runner(
-    evaluate_runs,
-    outputs,
-    """Evaluate one group (zgain.core.group_stage.run_group); each run's metrics, in the
-group's run order.""",
-)
+def run(
+    params: Params,
+    group: Group,
+    *,
+    device: str | None = None,
+    threads: int | None = None,
+    rates: list[float] | None = None,
+) -> list[dict[str, float]]:
+    """Evaluate the runs of `group` at `rates` (default: every rate of its tier) side by side
+    (zgain.core.group_stage.run_group); each run's metrics, in the group's run order."""
+    return run_group(
+        params, group, evaluate_runs, outputs, device=device, threads=threads, rates=rates
+    )
+
 
 main = group_main(run)
 

@@ -17,8 +17,8 @@ from zgain.base.frozen import load_frozen_splits
 from zgain.base.model import load_base
 from zgain.core.cli import run_stage
 from zgain.core.environment import resolve_engine, setup_torch
-from zgain.core.group_stage import group_main, group_runner
-from zgain.core.runs import KL_TARGET_KEY, Run
+from zgain.core.group_stage import group_main, run_group
+from zgain.core.runs import KL_TARGET_KEY, Group, Run
 from zgain.core.sequences import select
 from zgain.core.tracking import live_runs
 from zgain.cvae.fit import fit_group
@@ -37,7 +37,7 @@ def train_runs(
     seed = runs[0].seed
     base_paths = params.paths.base(runs[0].base)
     frames = frames_of(params)
-    common = params.cvae.tier_common(runs[0].confirming)
+    common = params.cvae.tier_common(runs[0].tier)
     torch_device, environment = setup_torch(seed, device=device, threads=threads)
     engine = resolve_engine(torch_device)  # how the runs train: docs/performance.md#the-member-axis
     train_split, train = load_packed(params.paths.synthetic_dir, "train", frames)
@@ -101,12 +101,21 @@ def outputs(params: Params, one: Run) -> list[Path]:
     return [one.checkpoint(params.paths.cvae_dir), one.live_dir(params.paths.cvae_live)]
 
 
-run = group_runner(
-    train_runs,
-    outputs,
-    """Train one group (zgain.core.group_stage.run_group); each run's last logged values, in
-the group's run order.""",
-)
+def run(
+    params: Params,
+    group: Group,
+    *,
+    device: str | None = None,
+    threads: int | None = None,
+    rates: list[float] | None = None,
+) -> list[dict[str, float]]:
+    """Train the runs of `group` at `rates` (default: every rate of its tier) side by side
+    (zgain.core.group_stage.run_group); each run's last logged values, in the group's run
+    order."""
+    return run_group(
+        params, group, train_runs, outputs, device=device, threads=threads, rates=rates
+    )
+
 
 main = group_main(run)
 

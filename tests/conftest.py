@@ -81,12 +81,13 @@ def tiny_runs(tiny_pipeline):
     """Every tiny screening variant × rate × seed trained and evaluated on top of `tiny_pipeline`,
     one group (base 0, variant, seed) per stage call as the DAG runs them."""
     from stages import evaluate, train_cvae
+    from zgain.core.runs import Group
 
     params = tiny_pipeline
     for variant in params.cvae.variants:
         for seed in params.cvae.seeds:
-            train_cvae.run(params, 0, variant, seed)
-            evaluate.run(params, 0, variant, seed)
+            train_cvae.run(params, Group.screening(0, variant, seed))
+            evaluate.run(params, Group.screening(0, variant, seed))
     return params
 
 

@@ -31,6 +31,7 @@ import yaml
 
 from bench.common import machine
 from stages import evaluate, normalizer, surprisal, train_base, train_cvae
+from zgain.core.runs import Group
 from zgain.params import Params, parse_params
 from zgain.report.markdown import markdown_table, percent, sigma_cell
 from zgain.report.procedure import detectable_difference, seeds_per_base
@@ -80,15 +81,15 @@ def measure_costs(repo: Path, base: int) -> dict[str, float]:
         seed = params.cvae.confirm.seeds[0]
         cost_replicate = timed(
             lambda: (
-                train_cvae.run(params, twin, None, seed),
-                evaluate.run(params, twin, None, seed),
+                train_cvae.run(params, Group.confirming_of(twin, seed)),
+                evaluate.run(params, Group.confirming_of(twin, seed)),
             )
         )
         variant = params.report.baseline_variant
         cost_group = timed(
             lambda: (
-                train_cvae.run(params, base, variant, seed),
-                evaluate.run(params, base, variant, seed),
+                train_cvae.run(params, Group.screening(base, variant, seed)),
+                evaluate.run(params, Group.screening(base, variant, seed)),
             )
         )
     return {"base": cost_base, "replicate": cost_replicate, "group": cost_group}

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-EXAMPLES = "examples.parquet"
+from zgain.core.runs import EXAMPLES_FILE
 
 
 def md5s(repo: Path) -> dict[str, str]:
@@ -30,7 +30,7 @@ def md5s(repo: Path) -> dict[str, str]:
     root = repo / params["paths"]["eval_dir"]
     return {
         path.relative_to(repo).as_posix(): hashlib.md5(path.read_bytes()).hexdigest()
-        for path in sorted(root.rglob(EXAMPLES))
+        for path in sorted(root.rglob(EXAMPLES_FILE))
     }
 
 

@@ -31,7 +31,6 @@ from zgain.report.plateau import PLATEAU_TOLERANCE, QUANTITY, TOP, plateau_table
 
 RESULTS = Path(__file__).with_name("plateau-results.md")
 PLATEAU_CSV = "reports/tables/plateau.csv"
-METRICS = "metrics.json"
 REPORT_METRICS = "reports/metrics.json"
 
 
@@ -51,9 +50,7 @@ def measure(params: Params, variants: list[str], seeds: list[int], rate: float) 
     seconds = train_and_evaluate(params, variants, seeds, f"{params.cvae.common.steps} steps")
     base = params.base.screening
     metrics = [
-        json.loads(
-            (Run(v, rate, s, base).eval_dir(Path(params.paths.eval_dir)) / METRICS).read_text()
-        )
+        json.loads(Run(v, rate, s, base).eval_metrics(params.paths.eval_dir).read_text())
         for v in variants
         for s in seeds
     ]

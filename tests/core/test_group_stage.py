@@ -11,7 +11,7 @@ import pytest
 from zgain.core import group_stage
 from zgain.core.errors import ParamsError
 from zgain.core.io import TMP_SUFFIX
-from zgain.core.runs import Group, Run
+from zgain.core.runs import Group, Run, Tier
 from zgain.params import Params, load_params
 
 # params.yaml: base.seeds [0, 1, 2, 3, 4], cvae.seeds [0, 1], cvae.confirm.bases [1, 2, 3, 4]
@@ -48,7 +48,7 @@ def test_an_unlisted_group_stops_before_claiming_cpus(
     no_cpu_claim: list, base: int, variant: str | None, seed: int, named: str
 ) -> None:
     ran: list[tuple] = []
-    main = group_stage.group_main(lambda *args: ran.append(args))
+    main = group_stage.group_main(lambda *args, **options: ran.append(args))
     with pytest.raises(ParamsError, match="^" + re.escape(named)):
         main(base, seed, variant)
     assert no_cpu_claim == [] and ran == []
@@ -59,18 +59,21 @@ def test_a_listed_group_claims_cpus_then_runs(
     no_cpu_claim: list, base: int, variant: str | None, seed: int
 ) -> None:
     ran: list[tuple] = []
-    main = group_stage.group_main(lambda *args: ran.append(args[1:]))
+    main = group_stage.group_main(lambda params, group, **options: ran.append((group, options)))
     main(base, seed, variant, None, 2)
-    assert no_cpu_claim == [2] and ran == [(base, variant, seed, None, 2)]
+    group = (
+        Group.confirming_of(base, seed) if variant is None else Group.screening(base, variant, seed)
+    )
+    assert no_cpu_claim == [2] and ran == [(group, {"device": None, "threads": 2})]
 
 
 def test_resolve_group_names_the_stages_of_each_tier(params: Params) -> None:
     screening = group_stage.resolve_group(params, 0, "token_mean", 0)
-    assert screening == Group(0, 0, "token_mean") and not screening.confirming
+    assert screening == Group(0, 0, Tier.SCREENING, "token_mean") and not screening.confirming
     assert screening.stage("train_cvae") == "train_cvae@0-token_mean-0"
     assert screening.stage("evaluate") == "evaluate@0-token_mean-0"
     confirming = group_stage.resolve_group(params, 4, None, 0)
-    assert confirming == Group(4, 0) and confirming.confirming
+    assert confirming == Group(4, 0, Tier.CONFIRMING) and confirming.confirming
     assert confirming.stage("train_cvae") == "confirm_train_cvae@4-0"
     assert confirming.stage("evaluate") == "confirm_evaluate@4-0"
 
@@ -86,9 +89,10 @@ def _runs_of(
     def outputs(params: Params, one: Run) -> list[Path]:
         return [one.checkpoint(root)]
 
-    return group_stage.run_group(
-        task, outputs, params, base, variant, seed, device="cpu", threads=1, **options
+    group = (
+        Group.confirming_of(base, seed) if variant is None else Group.screening(base, variant, seed)
     )
+    return group_stage.run_group(params, group, task, outputs, device="cpu", threads=1, **options)
 
 
 def test_a_screening_group_runs_its_variant_at_every_rate(params: Params, tmp_path: Path) -> None:
@@ -106,11 +110,11 @@ def test_a_confirming_group_runs_its_variants_at_its_rates(params: Params, tmp_p
     confirm = params.cvae.confirm
     runs = _runs_of(params, tmp_path, 2, None, 0)
     assert runs == [
-        Run(variant, rate, 0, 2, confirming=True)
+        Run(variant, rate, 0, 2, Tier.CONFIRMING)
         for variant in confirm.variants
         for rate in confirm.rates
     ]
-    assert {run.group for run in runs} == {Group(2, 0)}
+    assert {run.group for run in runs} == {Group.confirming_of(2, 0)}
     assert {run.stage("train_cvae") for run in runs} == {"confirm_train_cvae@2-0"}
     for run in runs:
         where = f"base2/confirm-seed0/{run.variant}"
@@ -119,14 +123,31 @@ def test_a_confirming_group_runs_its_variants_at_its_rates(params: Params, tmp_p
         assert run.eval_dir("eval") == Path(f"eval/{where}/rate{run.rate!r}")
 
 
+def test_a_group_names_its_variant_exactly_when_it_screens() -> None:
+    """The tier is explicit: a screening group without a variant, or a confirming group with
+    one, is refused rather than read as the other tier."""
+    with pytest.raises(ValueError, match="a screening group with variant None"):
+        Group(0, 0, Tier.SCREENING)
+    with pytest.raises(ValueError, match="a confirming group with variant 'token_mean'"):
+        Group(1, 0, Tier.CONFIRMING, "token_mean")
+    assert Run("token_mean", 1.0, 0, 1, Tier.CONFIRMING).group == Group.confirming_of(1, 0)
+
+
+def test_a_runs_evaluation_files_are_named_on_the_run() -> None:
+    run = Run("token_mean", 1.0, 2, 1, Tier.CONFIRMING)
+    folder = Path("eval/base1/confirm-seed2/token_mean/rate1.0")
+    assert run.eval_examples("eval") == folder / "examples.parquet"
+    assert run.eval_metrics("eval") == folder / "metrics.json"
+
+
 def test_screening_and_confirming_runs_never_share_files() -> None:
     """The same (variant, rate, seed) on two bases, or in either tier, keeps its own files."""
     runs = [
         Run("token_mean", 1.0, 0, 0),
         Run("token_mean", 1.0, 0, 1),
-        Run("token_mean", 1.0, 0, 0, confirming=True),
-        Run("token_mean", 1.0, 0, 1, confirming=True),
-        Run("mean_tok", 1.0, 0, 1, confirming=True),
+        Run("token_mean", 1.0, 0, 0, Tier.CONFIRMING),
+        Run("token_mean", 1.0, 0, 1, Tier.CONFIRMING),
+        Run("mean_tok", 1.0, 0, 1, Tier.CONFIRMING),
     ]
     for place in (Run.checkpoint, Run.live_dir, Run.eval_dir):
         assert len({place(run, "root") for run in runs}) == len(runs)
@@ -134,8 +155,8 @@ def test_screening_and_confirming_runs_never_share_files() -> None:
 
 def test_a_group_sweeps_its_runs_leftovers_only(params: Params, tmp_path: Path) -> None:
     """A killed attempt's temporaries beside each run's output go; another group's stay."""
-    mine = Run("token_mean", 1.0, 0, 3, confirming=True).checkpoint(tmp_path)
-    other = Run("token_mean", 1.0, 0, 1, confirming=True).checkpoint(tmp_path)
+    mine = Run("token_mean", 1.0, 0, 3, Tier.CONFIRMING).checkpoint(tmp_path)
+    other = Run("token_mean", 1.0, 0, 1, Tier.CONFIRMING).checkpoint(tmp_path)
     leftovers = []
     for output in (mine, other):
         output.parent.mkdir(parents=True)

@@ -16,8 +16,9 @@ from conftest import tiny_params_raw
 from stages import evaluate, normalizer, surprisal, train_base, train_cvae
 from zgain.core.checkpoint import read_checkpoint
 from zgain.core.errors import ParamsError, ProvenanceError
+from zgain.core.group_stage import resolve_group
 from zgain.core.io import sha256_file
-from zgain.core.runs import Run
+from zgain.core.runs import Group, Run, Tier
 from zgain.cvae.model import KIND_CVAE, load_cvae, save_cvae
 from zgain.params import Params, parse_params
 from zgain.report.curves import curve_path, read_curve
@@ -38,15 +39,15 @@ def confirmed(tiny_pipeline, tmp_path_factory) -> tuple[Params, list, list]:
     train_base.run(params, BASE, device="cpu", threads=1)
     surprisal.run(params, BASE, device="cpu", threads=1)
     normalizer.run(params, BASE)
-    lasts = train_cvae.run(params, BASE, None, SEED, device="cpu", threads=1)
-    metrics = evaluate.run(params, BASE, None, SEED, device="cpu", threads=1)
+    lasts = train_cvae.run(params, Group.confirming_of(BASE, SEED), device="cpu", threads=1)
+    metrics = evaluate.run(params, Group.confirming_of(BASE, SEED), device="cpu", threads=1)
     return params, lasts, metrics
 
 
 def _runs(params: Params) -> list[Run]:
     confirm = params.cvae.confirm
     return [
-        Run(variant, rate, SEED, BASE, confirming=True)
+        Run(variant, rate, SEED, BASE, Tier.CONFIRMING)
         for variant in confirm.variants
         for rate in confirm.rates
     ]
@@ -92,8 +93,8 @@ def test_a_confirming_run_trains_cvae_confirm_steps(confirmed) -> None:
     for run in _runs(params):
         curve = read_curve(curve_path(params.paths.cvae_live, run, "beta"), "beta")
         assert curve.index.max() == steps
-    tier = params.cvae.tier_common(confirming=True)
-    assert (tier.steps, params.cvae.tier_common(confirming=False).steps) == (steps, common)
+    tier = params.cvae.tier_common(Tier.CONFIRMING)
+    assert (tier.steps, params.cvae.tier_common(Tier.SCREENING).steps) == (steps, common)
 
 
 def test_the_confirming_group_is_evaluated_run_by_run(confirmed) -> None:
@@ -130,7 +131,9 @@ def test_a_checkpoint_of_the_other_base_is_refused_naming_the_confirming_stage(
     raw["paths"] = {**params.paths.model_dump(), "cvae_dir": str(tmp_path)}
     other = parse_params(raw)
     with pytest.raises(ProvenanceError, match=r"dvc repro confirm_train_cvae@1-0"):
-        evaluate.run(other, BASE, None, SEED, device="cpu", threads=1, rates=[run.rate])
+        evaluate.run(
+            other, Group.confirming_of(BASE, SEED), device="cpu", threads=1, rates=[run.rate]
+        )
 
 
 @pytest.mark.parametrize(
@@ -143,4 +146,9 @@ def test_a_checkpoint_of_the_other_base_is_refused_naming_the_confirming_stage(
 )
 def test_a_group_of_the_wrong_tier_is_refused(tiny_pipeline, base, variant, seed, named) -> None:
     with pytest.raises(ParamsError, match=named):
-        train_cvae.run(tiny_pipeline, base, variant, seed, device="cpu", threads=1)
+        resolve_group(tiny_pipeline, base, variant, seed)  # the command line's check
+    # and the stage's own, for a group built without it
+    tier = Group.confirming_of(base, seed) if variant is None else None
+    with pytest.raises(ParamsError, match=named):
+        group = tier or Group.screening(base, variant, seed)
+        train_cvae.run(tiny_pipeline, group, device="cpu", threads=1)

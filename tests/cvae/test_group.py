@@ -18,7 +18,7 @@ from conftest import upstream_copy
 
 from stages import evaluate, train_cvae
 from zgain.core.checkpoint import read_checkpoint
-from zgain.core.runs import Run
+from zgain.core.runs import Group, Run
 from zgain.cvae.model import KIND_CVAE
 from zgain.params import Params
 
@@ -44,16 +44,20 @@ def solo(tiny_pipeline, tmp_path_factory) -> Params:
     """Each run of the group trained and evaluated alone, one thread."""
     params = upstream_copy(tiny_pipeline, tmp_path_factory.mktemp("solo") / "copy", GROUP_RATES)
     for rate in GROUP_RATES:
-        train_cvae.run(params, 0, VARIANT, SEED, device="cpu", threads=1, rates=[rate])
-        evaluate.run(params, 0, VARIANT, SEED, device="cpu", threads=1, rates=[rate])
+        train_cvae.run(
+            params, Group.screening(0, VARIANT, SEED), device="cpu", threads=1, rates=[rate]
+        )
+        evaluate.run(
+            params, Group.screening(0, VARIANT, SEED), device="cpu", threads=1, rates=[rate]
+        )
     return params
 
 
 @pytest.mark.parametrize("threads", [1, 2], ids=["lockstep", "side-by-side"])
 def test_a_group_member_equals_the_run_trained_alone(solo, tiny_pipeline, tmp_path, threads):
     params = upstream_copy(tiny_pipeline, tmp_path / "group", GROUP_RATES)
-    lasts = train_cvae.run(params, 0, VARIANT, SEED, device="cpu", threads=threads)
-    evaluate.run(params, 0, VARIANT, SEED, device="cpu", threads=threads)
+    lasts = train_cvae.run(params, Group.screening(0, VARIANT, SEED), device="cpu", threads=threads)
+    evaluate.run(params, Group.screening(0, VARIANT, SEED), device="cpu", threads=threads)
     assert len(lasts) == len(GROUP_RATES)
     for rate, last in zip(GROUP_RATES, lasts, strict=True):
         run = Run(VARIANT, rate, SEED, 0)

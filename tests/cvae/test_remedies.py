@@ -14,7 +14,7 @@ from conftest import MODEL_MAX_X, make_small_base, random_batch, tiny_params_raw
 from stages import evaluate, train_cvae
 from zgain.core.checkpoint import read_checkpoint
 from zgain.core.errors import ParamsError
-from zgain.core.runs import Run
+from zgain.core.runs import Group, Run
 from zgain.cvae.member import Member, ReaderFeatures, batch_loss
 from zgain.cvae.model import CVAE, KIND_CVAE
 from zgain.cvae.objective import Objective
@@ -141,8 +141,8 @@ def test_remedy_runs_train_evaluate_and_keep_the_group_invariant(tiny_pipeline, 
     rates = [0.5, 1.0]
     grouped = upstream_copy(tiny_pipeline, tmp_path / "group", rates, STAGE_REMEDIES)
     alone = upstream_copy(tiny_pipeline, tmp_path / "alone", rates, STAGE_REMEDIES)
-    train_cvae.run(grouped, 0, "aggressive", 0, device="cpu", threads=1)
-    train_cvae.run(alone, 0, "aggressive", 0, device="cpu", threads=1, rates=[1.0])
+    train_cvae.run(grouped, Group.screening(0, "aggressive", 0), device="cpu", threads=1)
+    train_cvae.run(alone, Group.screening(0, "aggressive", 0), device="cpu", threads=1, rates=[1.0])
     run = Run("aggressive", 1.0, 0, 0)
     group_state, alone_state = (
         read_checkpoint(run.checkpoint(p.paths.cvae_dir), KIND_CVAE)["state_dict"]
@@ -150,8 +150,12 @@ def test_remedy_runs_train_evaluate_and_keep_the_group_invariant(tiny_pipeline, 
     )
     for name, tensor in group_state.items():
         torch.testing.assert_close(tensor, alone_state[name], atol=1e-6, rtol=0, msg=name)
-    train_cvae.run(grouped, 0, "embedding_only", 0, device="cpu", threads=1, rates=[1.0])
-    evaluate.run(grouped, 0, "embedding_only", 0, device="cpu", threads=1, rates=[1.0])
+    train_cvae.run(
+        grouped, Group.screening(0, "embedding_only", 0), device="cpu", threads=1, rates=[1.0]
+    )
+    evaluate.run(
+        grouped, Group.screening(0, "embedding_only", 0), device="cpu", threads=1, rates=[1.0]
+    )
     embedding = Run("embedding_only", 1.0, 0, 0)
     state = read_checkpoint(embedding.checkpoint(grouped.paths.cvae_dir), KIND_CVAE)["state_dict"]
     assert "z_injection.weight" in state

@@ -17,13 +17,12 @@ from test_train_cvae import DEFAULT_VARIANTS, _fresh_cvae, _short_common, _train
 from stages import evaluate, train_cvae
 from zgain.core.environment import ENGINE_ENV, resolve_engine
 from zgain.core.errors import ParamsError
-from zgain.core.runs import Run
+from zgain.core.runs import Group, Run
 from zgain.cvae import member as member_module
 from zgain.cvae import stack as stack_module
 from zgain.cvae.fit import fit_group
 from zgain.cvae.objective import Objective
-from zgain.params import Params
-from zgain.params.blocks import AggressiveParams
+from zgain.params import AggressiveParams, Params
 
 STEPS = 30
 STACK_TOL = 1e-4
@@ -128,12 +127,12 @@ def test_the_stage_trains_the_same_runs_stacked(tiny_pipeline, tmp_path, monkeyp
     """The train and evaluate stages under ZGAIN_ENGINE=stacked: every checkpoint tensor and
     every evaluation metric within STACK_TOL of the runs trained alone (lockstep)."""
     alone = upstream_copy(tiny_pipeline, tmp_path / "alone", GROUP_RATES)
-    train_cvae.run(alone, 0, VARIANT, SEED, device="cpu", threads=1)
-    evaluate.run(alone, 0, VARIANT, SEED, device="cpu", threads=1)
+    train_cvae.run(alone, Group.screening(0, VARIANT, SEED), device="cpu", threads=1)
+    evaluate.run(alone, Group.screening(0, VARIANT, SEED), device="cpu", threads=1)
     monkeypatch.setenv(ENGINE_ENV, "stacked")
     stacked = upstream_copy(tiny_pipeline, tmp_path / "stacked", GROUP_RATES)
-    train_cvae.run(stacked, 0, VARIANT, SEED, device="cpu", threads=1)
-    evaluate.run(stacked, 0, VARIANT, SEED, device="cpu", threads=1)
+    train_cvae.run(stacked, Group.screening(0, VARIANT, SEED), device="cpu", threads=1)
+    evaluate.run(stacked, Group.screening(0, VARIANT, SEED), device="cpu", threads=1)
     for rate in GROUP_RATES:
         run = Run(VARIANT, rate, SEED, 0)
         one, other = _state(stacked, run), _state(alone, run)

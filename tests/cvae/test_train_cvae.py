@@ -21,7 +21,7 @@ from zgain.core.checkpoint import read_checkpoint
 from zgain.core.environment import setup_torch
 from zgain.core.errors import NonFiniteLossError, ParamsError
 from zgain.core.nll import token_nll
-from zgain.core.runs import Run
+from zgain.core.runs import Group, Run
 from zgain.core.sequences import SeqBatch, minibatches, select, target_frame
 from zgain.cvae.fit import fit_cvae
 from zgain.cvae.gaussian import kl_divergence
@@ -250,7 +250,7 @@ def test_a_nan_surprisal_stops_training_naming_the_step_and_a_term(tiny_pipeline
 def test_stage_writes_the_checkpoint_and_dvclive_metrics(tiny_pipeline, tmp_path):
     params = _copy_inputs(tiny_pipeline, tmp_path / "copy")
     variant, rate, seed = first_run(params)
-    (last,) = train_cvae.run(params, 0, variant, seed, rates=[rate])
+    (last,) = train_cvae.run(params, Group.screening(0, variant, seed), rates=[rate])
     checkpoint = Run(variant, rate, seed, 0).checkpoint(params.paths.cvae_dir)
     group = Path(params.paths.cvae_dir) / "base0" / variant / f"seed{seed}"
     assert checkpoint == group / f"rate{rate!r}.pt"
@@ -290,7 +290,7 @@ def test_a_failed_stage_leaves_no_checkpoint_and_no_temp_file(tiny_pipeline, tmp
 
     monkeypatch.setattr(train_cvae, "fit_group", diverge)
     with pytest.raises(NonFiniteLossError):
-        train_cvae.run(params, 0, variant, seed, threads=1)
+        train_cvae.run(params, Group.screening(0, variant, seed), threads=1)
     checkpoint = Run(variant, rate, seed, 0).checkpoint(params.paths.cvae_dir)
     assert not checkpoint.exists()
     cvae_dir = Path(params.paths.cvae_dir)
@@ -312,7 +312,7 @@ def test_the_run_records_the_device_and_threads_it_used(tiny_pipeline, tmp_path,
     params = _copy_inputs(tiny_pipeline, tmp_path / "copy")
     variant, rate, seed = first_run(params)
     monkeypatch.setenv("ZGAIN_THREADS", "1")
-    train_cvae.run(params, 0, variant, seed, device="cpu", rates=[rate])
+    train_cvae.run(params, Group.screening(0, variant, seed), device="cpu", rates=[rate])
     metrics = json.loads(
         (Run(variant, rate, seed, 0).live_dir(params.paths.cvae_live) / "metrics.json").read_text()
     )
@@ -422,5 +422,5 @@ def test_a_seed_that_is_not_listed_is_named_as_such(tiny_pipeline, stage):
     module = train_cvae if stage == "train" else evaluate
     variant = next(iter(tiny_pipeline.cvae.variants))
     with pytest.raises(ParamsError) as err:
-        module.run(tiny_pipeline, 0, variant, 7)
+        module.run(tiny_pipeline, Group.screening(0, variant, 7))
     assert err.value.lines == ("cvae.seeds: no seed 7 (listed: 0, 1)",)

@@ -150,6 +150,7 @@ def test_the_assembled_report_equals_a_single_machine_run(
     the study's stages (float results depend on the thread count)."""
     from stages import evaluate, train_cvae
     from stages import report as report_stage
+    from zgain.core.runs import Group
 
     root = Path(os.path.commonpath(list(tiny_pipeline.paths.model_dump().values())))
     shutil.copytree(root, tmp_path / "single")
@@ -157,8 +158,8 @@ def test_the_assembled_report_equals_a_single_machine_run(
     params = parse_params(raw)
     for variant in VARIANTS:
         for seed in SEEDS:
-            train_cvae.run(params, 0, variant, seed)
-            evaluate.run(params, 0, variant, seed)
+            train_cvae.run(params, Group.screening(0, variant, seed))
+            evaluate.run(params, Group.screening(0, variant, seed))
     paths = params.paths.model_copy(update={"reports_dir": str(tmp_path / "reports")})
     report_stage.run(params.model_copy(update={"paths": paths}))
     single = tmp_path / "reports"

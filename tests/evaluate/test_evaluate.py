@@ -25,7 +25,7 @@ from zgain.base.schema import EXAMPLES_SCHEMA
 from zgain.core.environment import resolve_device
 from zgain.core.errors import ProvenanceError
 from zgain.core.io import read_table, sha256_file
-from zgain.core.runs import Run
+from zgain.core.runs import Group, Run
 from zgain.cvae.gaussian import kl_divergence
 from zgain.cvae.model import CVAE, load_cvae, save_cvae
 from zgain.evaluate.estimators import probe_split
@@ -240,7 +240,7 @@ def test_at_the_entangled_init_every_code_length_is_b_and_every_gain_is_zero(
     variant, seed = RUNS[0]
     assert params.cvae.common.model.prior == "standard"
     model = _untrained_checkpoint(params, variant, seed, zero_posterior=False)
-    (metrics,) = evaluate.run(params, 0, variant, seed, device="cpu", rates=[RATE])
+    (metrics,) = evaluate.run(params, Group.screening(0, variant, seed), device="cpu", rates=[RATE])
     table = _eval_table(params, variant, seed)
     base = table["surprisal_sum"]
     for column in ("nll_post", "nll_marginal", "nll_prior", "nll_shuffled"):
@@ -270,7 +270,7 @@ def test_with_q_equal_to_the_standard_prior_kl_is_zero_and_m_is_b(tiny_pipeline,
     params = _copy_pipeline(tiny_pipeline, tmp_path / "copy")
     variant, seed = RUNS[0]
     _untrained_checkpoint(params, variant, seed, zero_posterior=True)
-    (metrics,) = evaluate.run(params, 0, variant, seed, device="cpu", rates=[RATE])
+    (metrics,) = evaluate.run(params, Group.screening(0, variant, seed), device="cpu", rates=[RATE])
     table = _eval_table(params, variant, seed)
     np.testing.assert_array_equal(table["kl"], 0.0)
     np.testing.assert_allclose(table["nll_marginal"], table["surprisal_sum"], atol=INIT_TOL)
@@ -289,7 +289,7 @@ def test_a_checkpoint_from_another_base_is_refused(tiny_pipeline, tmp_path, reco
     checkpoint = Run(variant, RATE, seed, 0).checkpoint(params.paths.cvae_dir)
     save_cvae(checkpoint, model, extra=extra)
     with pytest.raises(ProvenanceError, match=str(checkpoint)):
-        evaluate.run(params, 0, variant, seed, device="cpu", rates=[RATE])
+        evaluate.run(params, Group.screening(0, variant, seed), device="cpu", rates=[RATE])
 
 
 @pytest.mark.parametrize("n", [2, 3, 7, 100])

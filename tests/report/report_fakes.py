@@ -36,7 +36,7 @@ import yaml
 from conftest import REPO_ROOT
 
 from zgain.core.io import list_array, write_json, write_table
-from zgain.core.runs import Run
+from zgain.core.runs import Run, Tier
 from zgain.evaluate.schema import DECOMPOSITION_KEYS, ENVIRONMENT_KEY, EVAL_SCHEMA, RECOVERY_KEYS
 from zgain.params import Params, parse_params
 from zgain.report.loading import USAGE_KEYS
@@ -287,7 +287,7 @@ def write_confirming_runs(params: Params, base: int, sum_marginal: float = -0.1)
             for seed in confirm.seeds:
                 metrics = fake_metrics(variant, seed, sum_marginal, rate)
                 z_info = float(metrics["z_information"]) + CONFIRM_SHIFT * base
-                run = Run(variant, rate, seed, base, confirming=True)
+                run = Run(variant, rate, seed, base, Tier.CONFIRMING)
                 write_run(
                     eval_dir,
                     variant,

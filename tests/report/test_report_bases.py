@@ -31,7 +31,7 @@ from scipy import stats
 from stages import report as report_stage
 from zgain.core.errors import DataError
 from zgain.core.io import write_json
-from zgain.core.runs import Run
+from zgain.core.runs import Run, Tier
 from zgain.params import Params
 from zgain.report.bases import base_facts, load_bases
 
@@ -77,7 +77,7 @@ def write_bases_study(root: Path) -> Params:
     write_study(params)
     for (base, variant), runs in CONFIRMING.items():
         for seed, (capture, kl) in zip(CONFIRM_SEEDS, runs, strict=True):
-            run = Run(variant, HEADLINE, seed, base, confirming=True)
+            run = Run(variant, HEADLINE, seed, base, Tier.CONFIRMING)
             eval_dir = Path(params.paths.eval_dir)
             write_run(eval_dir, variant, seed, rate=HEADLINE, run=run, capture=capture, kl=kl)
     return params
@@ -272,7 +272,7 @@ def test_summary_numbers_the_procedure_tables_among_the_others(built) -> None:
 
 def test_a_missing_confirming_run_names_its_stage(tmp_path: Path) -> None:
     params = write_bases_study(tmp_path)
-    run = Run("token_sum", HEADLINE, 1, 2, confirming=True)
+    run = Run("token_sum", HEADLINE, 1, 2, Tier.CONFIRMING)
     path = run.eval_dir(params.paths.eval_dir) / "metrics.json"
     path.unlink()
     expected = (

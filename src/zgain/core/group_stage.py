@@ -31,33 +31,19 @@ RunsTask = Callable[..., list[R]]
 
 
 def run_group(
+    params: Params,
+    group: Group,
     task: RunsTask,
     outputs: Callable[[Params, Run], Sequence[Path]],
-    params: Params,
-    base: int,
-    variant: str | None,
-    seed: int,
+    *,
     device: str | None = None,
     threads: int | None = None,
     rates: list[float] | None = None,
 ) -> list[R]:
-    """task over the runs of one group, side by side as the device and threads allow: with a
-    variant, the screening group (base, variant, seed) at `rates` (default: every listed rate);
-    without, the confirming group (base, seed) at cvae.confirm's variants and rates. The results
-    come in the group's run order (zgain.core.runs.Group.runs).
-
-    Leftover temporaries of a killed attempt are swept from each run's `outputs` first.
-    """
-    group = resolve_group(params, base, variant, seed)
-    if group.confirming:
-        confirm = params.cvae.confirm
-        for rate in rates or ():
-            if rate not in confirm.rates:
-                known = ", ".join(map(repr, confirm.rates))
-                raise ParamsError(f"cvae.confirm.rates: no rate {rate!r} (listed: {known})")
-        runs = group.runs(rates or confirm.rates, confirm.variants)
-    else:
-        runs = group.runs(params.cvae.rate(r) for r in (rates or params.cvae.rates))
+    """task over the runs of `group` (group_runs), side by side as the device and threads allow;
+    the results come in the group's run order. Leftover temporaries of a killed attempt are
+    swept from each run's `outputs` first."""
+    runs = group_runs(params, group, rates)
     for one in runs:
         sweep_temporaries(*outputs(params, one))
     total = resolve_threads(threads, resolve_workers())
@@ -65,41 +51,56 @@ def run_group(
     return side_by_side(partial(task, params, device=device), runs, layout)
 
 
+def group_runs(params: Params, group: Group, rates: list[float] | None = None) -> list[Run]:
+    """The runs of `group` at `rates` (default: every listed rate of its tier): a screening
+    group's at cvae.rates, a confirming group's at cvae.confirm's variants and rates;
+    ParamsError naming a group or rate params do not list."""
+    check_group(params, group)
+    if not group.confirming:
+        return group.runs(params.cvae.rate(r) for r in (rates or params.cvae.rates))
+    confirm = params.cvae.confirm
+    for rate in rates or ():
+        if rate not in confirm.rates:
+            known = ", ".join(map(repr, confirm.rates))
+            raise ParamsError(f"cvae.confirm.rates: no rate {rate!r} (listed: {known})")
+    return group.runs(rates or confirm.rates, confirm.variants)
+
+
 def resolve_group(params: Params, base: int, variant: str | None, seed: int) -> Group:
-    """The group these stage options name; ParamsError naming an unknown variant, seed or base,
-    or a base of the other tier."""
-    params.base.seed(base)
-    screening = params.base.screening
+    """The group a stage's options name (no variant: the confirming group of (base, seed));
+    ParamsError naming an unknown variant, seed or base, or a base of the other tier."""
     if variant is None:
+        group = Group.confirming_of(base, seed)
+    else:
+        group = Group.screening(base, variant, seed)
+    check_group(params, group)
+    return group
+
+
+def check_group(params: Params, group: Group) -> None:
+    """ParamsError unless params list `group`: its base, seed and variant, and its base in its
+    tier (screening groups on the screening base, confirming groups on cvae.confirm.bases)."""
+    params.base.seed(group.base)
+    if group.confirming:
         confirm = params.cvae.confirm
-        if base not in confirm.bases:
+        if group.base not in confirm.bases:
             known = ", ".join(map(str, confirm.bases)) or "none"
-            raise ParamsError(f"cvae.confirm.bases: no base {base} (listed: {known})")
-        if seed not in confirm.seeds:
+            raise ParamsError(f"cvae.confirm.bases: no base {group.base} (listed: {known})")
+        if group.seed not in confirm.seeds:
             known = ", ".join(map(str, confirm.seeds))
-            raise ParamsError(f"cvae.confirm.seeds: no seed {seed} (listed: {known})")
-        return Group(base, seed)
-    params.cvae.variant(variant)
-    if base != screening:
-        raise ParamsError(f"--base {base}: screening groups train on base {screening} only")
-    return Group(base, params.cvae.seed(seed), variant)
+            raise ParamsError(f"cvae.confirm.seeds: no seed {group.seed} (listed: {known})")
+        return
+    params.cvae.variant(str(group.variant))
+    screening = params.base.screening
+    if group.base != screening:
+        raise ParamsError(f"--base {group.base}: screening groups train on base {screening} only")
+    params.cvae.seed(group.seed)
 
 
-def group_runner(
-    task: RunsTask, outputs: Callable[[Params, Run], Sequence[Path]], doc: str
-) -> Callable[..., list]:
-    """A group stage's `run(params, base, variant, seed, device=None, threads=None, rates=None)`:
-    `run_group` with this stage's task and per-run outputs, documented by `doc`."""
-
-    run = partial(run_group, task, outputs)
-    run.__doc__ = doc
-    return run
-
-
-def group_main(run: Callable[..., object]) -> Callable[..., None]:
-    """The command line of a group stage whose `run(params, base, variant, seed, device,
-    threads)` does the work: `--base`, `--variant` (omitted: the confirming group), `--seed`,
-    `--device`, `--threads`."""
+def group_main(stage: Callable[..., object]) -> Callable[..., None]:
+    """The command line of a group stage whose `stage(params, group, *, device, threads)` does
+    the work: `--base`, `--variant` (omitted: the confirming group), `--seed`, `--device`,
+    `--threads`."""
 
     def main(
         base: BaseOption,
@@ -110,8 +111,8 @@ def group_main(run: Callable[..., object]) -> Callable[..., None]:
     ) -> None:
         params = load_params()
         # an unknown group is a one-line error now, not after waiting for free CPUs
-        resolve_group(params, base, variant, seed)
+        group = resolve_group(params, base, variant, seed)
         divide_cpus_by_default(threads)
-        run(params, base, variant, seed, device, threads)
+        stage(params, group, device=device, threads=threads)
 
     return main

@@ -16,13 +16,14 @@ screening group never spans variants. Each run keeps its own files under its gro
     <cvae_dir>/base<b>/confirm-seed<s>/<variant>/rate<C>.pt     confirming checkpoint
 
 and likewise `<cvae_live>/…/rate<C>/` (dvclive curves) and `<eval_dir>/…/rate<C>/`
-(examples.parquet, metrics.json).
+(EXAMPLES_FILE, METRICS_FILE).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 TRAIN_STAGE = "train_cvae"
@@ -36,6 +37,18 @@ KL_TARGET_KEY = "kl_target"
 its checkpoint payload and its evaluation's metrics.json."""
 ENVIRONMENT_KEY = "environment"
 """Key of what a run actually ran on (`RunEnvironment.as_dict()`) in its metrics files."""
+EXAMPLES_FILE = "examples.parquet"
+"""A run's per-example scores in its evaluation folder (zgain.evaluate.schema.EVAL_SCHEMA)."""
+METRICS_FILE = "metrics.json"
+"""A run's metrics in its evaluation folder, with the environment that evaluated it."""
+
+
+class Tier(StrEnum):
+    """Which group trains a run: the screening group of its (variant, seed) on the screening
+    base, or the confirming group of its (base, seed) replicate."""
+
+    SCREENING = "screening"
+    CONFIRMING = "confirming"
 
 
 def rate_label(rate: float) -> str:
@@ -45,21 +58,35 @@ def rate_label(rate: float) -> str:
 
 @dataclass(frozen=True)
 class Group:
-    """The runs one stage trains and one scores: a screening group (one variant) or, with
-    `variant` None, the confirming group of replicate (base, seed)."""
+    """The runs one stage trains and one scores: a screening group names its variant
+    (`Group.screening`), the confirming group of replicate (base, seed) none
+    (`Group.confirming_of`)."""
 
     base: int
     seed: int
+    tier: Tier
     variant: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.variant is None) != (self.tier is Tier.CONFIRMING):
+            raise ValueError(f"a {self.tier} group with variant {self.variant!r}")
+
+    @classmethod
+    def screening(cls, base: int, variant: str, seed: int) -> Group:
+        return cls(base, seed, Tier.SCREENING, variant)
+
+    @classmethod
+    def confirming_of(cls, base: int, seed: int) -> Group:
+        return cls(base, seed, Tier.CONFIRMING)
 
     @property
     def confirming(self) -> bool:
-        return self.variant is None
+        return self.tier is Tier.CONFIRMING
 
     @property
     def item(self) -> str:
         """What follows `@` in the group's stage names: `0-token_mean-0`, or `1-0`."""
-        if self.variant is None:
+        if self.confirming:
             return f"{self.base}-{self.seed}"
         return f"{self.base}-{self.variant}-{self.seed}"
 
@@ -73,34 +100,39 @@ class Group:
         rates = list(rates)
         if self.variant is not None:
             return [Run(self.variant, rate, self.seed, self.base) for rate in rates]
-        return [Run(v, rate, self.seed, self.base, True) for v in variants for rate in rates]
+        tier = Tier.CONFIRMING
+        return [Run(v, rate, self.seed, self.base, tier) for v in variants for rate in rates]
 
     def folder(self, root: str | Path) -> Path:
         """The group's folder under `paths.cvae_dir`, `paths.cvae_live` or `paths.eval_dir`
         (each a stage output): `<root>/base<b>/<variant>/seed<s>` or
         `<root>/base<b>/confirm-seed<s>`."""
         base = Path(root) / f"base{self.base}"
-        if self.variant is None:
+        if self.variant is None:  # the confirming group
             return base / f"confirm-seed{self.seed}"
         return base / self.variant / f"seed{self.seed}"
 
 
 @dataclass(frozen=True, order=True)
 class Run:
-    """One (variant, target rate, seed) CVAE run on base `base` and where its files live;
-    `confirming`: trained by its replicate's confirming group."""
+    """One (variant, target rate, seed) CVAE run on base `base`, trained by a group of `tier`,
+    and where its files live."""
 
     variant: str
     rate: float
     seed: int
     base: int
-    confirming: bool = False
+    tier: Tier = Tier.SCREENING
+
+    @property
+    def confirming(self) -> bool:
+        return self.tier is Tier.CONFIRMING
 
     @property
     def group(self) -> Group:
         if self.confirming:
-            return Group(self.base, self.seed)
-        return Group(self.base, self.seed, self.variant)
+            return Group.confirming_of(self.base, self.seed)
+        return Group.screening(self.base, self.variant, self.seed)
 
     @property
     def label(self) -> str:
@@ -129,8 +161,16 @@ class Run:
         return self._folder(cvae_live) / f"rate{rate_label(self.rate)}"
 
     def eval_dir(self, eval_dir: str | Path) -> Path:
-        """The run's evaluation folder (examples.parquet, metrics.json) under `paths.eval_dir`."""
+        """The run's evaluation folder (EXAMPLES_FILE, METRICS_FILE) under `paths.eval_dir`."""
         return self._folder(eval_dir) / f"rate{rate_label(self.rate)}"
+
+    def eval_examples(self, eval_dir: str | Path) -> Path:
+        """The run's per-example scores under `paths.eval_dir`."""
+        return self.eval_dir(eval_dir) / EXAMPLES_FILE
+
+    def eval_metrics(self, eval_dir: str | Path) -> Path:
+        """The run's metrics under `paths.eval_dir`."""
+        return self.eval_dir(eval_dir) / METRICS_FILE
 
 
 def replicate_runs(
@@ -139,6 +179,5 @@ def replicate_runs(
     """The runs of `variants` at `rate` for each (base, seed) replicate: the screening
     group's on the screening base, the confirming group's on every other."""
     variants = list(variants)
-    return [
-        Run(v, rate, seed, base, base != screening) for base, seed in replicates for v in variants
-    ]
+    tier = lambda base: Tier.SCREENING if base == screening else Tier.CONFIRMING  # noqa: E731
+    return [Run(v, rate, seed, base, tier(base)) for base, seed in replicates for v in variants]

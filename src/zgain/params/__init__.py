@@ -22,23 +22,21 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from zgain.core.errors import ParamsError
-from zgain.params.blocks import (
+from zgain.params.blocks import ConfirmParams, CVAEParams, EvaluateParams, Params
+from zgain.params.data import DATA_SOURCES, DataParams, PairsOracle, PairsParams
+from zgain.params.fields import VARIANT_NAME
+from zgain.params.report import EquivalenceParams, ReportParams
+from zgain.params.training import (
+    AggressiveParams,
     BetaScheduleName,
     CommonCVAEParams,
-    ConfirmParams,
     CVAEConfig,
-    CVAEParams,
-    EvaluateParams,
-    Params,
     RateRule,
     RateTargetParams,
     ResolvedVariant,
     UnifiedParams,
     VariantParams,
 )
-from zgain.params.data import DATA_SOURCES, DataParams, PairsOracle, PairsParams
-from zgain.params.fields import VARIANT_NAME
-from zgain.params.report import EquivalenceParams, ReportParams
 from zgain.params.upstream import (
     BaseParams,
     BasePaths,
@@ -51,6 +49,7 @@ __all__ = [
     "DATA_SOURCES",
     "PARAMS_FILE",
     "VARIANT_NAME",
+    "AggressiveParams",
     "BaseParams",
     "BasePaths",
     "ConfirmParams",

@@ -18,12 +18,11 @@ import pandas as pd
 
 from zgain.core.errors import DataError
 from zgain.core.io import read_json
+from zgain.core.runs import Tier
 from zgain.params import Params
 from zgain.report.adjust import adjust_to_rate, runs_off
 from zgain.report.loading import EvalResults, load_results
 from zgain.report.registry import MISMATCH
-
-SCREENING, CONFIRMING = "screening", "confirming"
 
 
 @dataclass(frozen=True)
@@ -32,7 +31,7 @@ class BaseRuns:
     runs of the contested variants at each confirming rate."""
 
     seed: int
-    tier: str
+    tier: Tier
     sha256: str
     test_excess: float
     results: Mapping[float, EvalResults]
@@ -70,6 +69,7 @@ def load_bases(params: Params) -> list[BaseRuns]:
         sha, excess = base_facts(params.paths.base(seed).base_meta, seed)
         first = seed == screening
         seeds = params.cvae.seeds if first else confirm.seeds
+        tier = Tier.SCREENING if first else Tier.CONFIRMING
         results = {
             rate: load_results(
                 params.paths.eval_dir,
@@ -77,11 +77,10 @@ def load_bases(params: Params) -> list[BaseRuns]:
                 seeds,
                 rate,
                 base=seed,
-                confirming=not first,
+                tier=tier,
             )
             for rate in confirm.rates
         }
-        tier = SCREENING if first else CONFIRMING
         mismatch = base_mismatch(params.paths.base(seed).surprisal_dir, seed)
         out.append(BaseRuns(seed, tier, sha, excess, results, mismatch))
     return out
@@ -91,7 +90,7 @@ def replicates(bases: Sequence[BaseRuns]) -> list[BaseRuns]:
     """The bases the claims over bases rest on: the confirming ones. The screening base chose
     the contested group and gives the exact-rate slopes, so it is not a replicate of the claims
     it shaped (docs/method.md#claims-about-the-procedure); tables/bases.csv still lists it."""
-    return [base for base in bases if base.tier == CONFIRMING]
+    return [base for base in bases if base.tier is Tier.CONFIRMING]
 
 
 def comparisons(params: Params) -> list[tuple[str, str]]:

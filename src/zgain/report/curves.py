@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from zgain.core.errors import DataError
-from zgain.core.runs import Run
+from zgain.core.runs import Run, Tier
 from zgain.params import Params
 
 CURVE_QUANTITIES = ("kl", "beta", "recon", "val_z_information")
@@ -72,7 +72,7 @@ def confirming_curves(params: Params, headline: float, quantity: str) -> pd.Data
     rate = headline if headline in confirm.rates else confirm.rates[0]
     replicates = [(base, seed) for base in confirm.bases for seed in confirm.seeds]
     runs = {
-        f"{variant}/seed{k}": Run(variant, rate, seed, base, confirming=True)
+        f"{variant}/seed{k}": Run(variant, rate, seed, base, Tier.CONFIRMING)
         for variant in confirm.variants
         for k, (base, seed) in enumerate(replicates)
     }

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from zgain.core.errors import DataError
 from zgain.core.io import padded, read_json, read_table
-from zgain.core.runs import EVALUATE_STAGE, Run, rate_label
+from zgain.core.runs import EVALUATE_STAGE, EXAMPLES_FILE, Run, Tier, rate_label
 from zgain.evaluate.schema import (
     DECOMPOSITION_KEYS,
     ENVIRONMENT_KEY,
@@ -25,8 +25,6 @@ from zgain.evaluate.schema import (
     USAGE_KEYS,
 )
 
-EXAMPLES_FILE = "examples.parquet"  # a run's per-example scores (EVAL_SCHEMA)
-METRICS_FILE = "metrics.json"  # a run's metrics, with the environment that evaluated it
 DEVICE_COLUMN, UNRECORDED = "device_kind", "unrecorded"
 # the reference rows of the tables, and the top-level keys of reports/metrics.json
 RESERVED_NAMES = frozenset(
@@ -191,10 +189,10 @@ def load_results(
     rate: float,
     *,
     base: int,
-    confirming: bool = False,
+    tier: Tier = Tier.SCREENING,
 ) -> EvalResults:
-    """Read the listed runs on base `base` at target rate `rate` (`confirming`: the confirming
-    groups' runs); raise DataError naming a missing, stale or inconsistent run."""
+    """Read the listed runs of `tier`'s groups on base `base` at target rate `rate`; raise
+    DataError naming a missing, stale or inconsistent run."""
     reserved = sorted(RESERVED_NAMES & set(variants))
     if reserved:
         raise DataError(f"variant names {reserved} are reserved for the report's reference rows")
@@ -202,10 +200,10 @@ def load_results(
     reference_ids: np.ndarray | None = None
     for variant in variants:
         for seed in seeds:
-            run = Run(variant, rate, seed, base, confirming)
+            run = Run(variant, rate, seed, base, tier)
             where = run.eval_dir(eval_dir)
-            metrics, device = read_run_metrics(where / METRICS_FILE, run)
-            table = read_run_examples(where / EXAMPLES_FILE, run)
+            metrics, device = read_run_metrics(run.eval_metrics(eval_dir), run)
+            table = read_run_examples(run.eval_examples(eval_dir), run)
             if metrics["n_examples"] != table.num_rows:
                 raise DataError(
                     f"{where}: metrics.json counts {metrics['n_examples']:.0f} examples "

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from zgain.report.bases import SCREENING, BaseRuns, replicates
+from zgain.core.runs import Tier
+from zgain.report.bases import BaseRuns, replicates
 from zgain.report.context import Context
 from zgain.report.controller import RATE_TOLERANCE
 from zgain.report.markdown import (
@@ -51,7 +52,7 @@ def procedure_sentence(
     say against the first comparison's baseline, per metric (how many above it, and the count
     of each verdict), and the smallest difference the design detects; the values are in
     `procedure_findings_table`."""
-    screening = [str(base.seed) for base in bases if base.tier == SCREENING]
+    screening = [str(base.seed) for base in bases if base.tier is Tier.SCREENING]
     bases = replicates(bases)
     at = table[table["rate"] == rate]
     if at.empty or len(bases) < 2:
