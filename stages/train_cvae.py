@@ -37,7 +37,7 @@ def train_runs(
     seed = runs[0].seed
     base_paths = params.paths.base(runs[0].base)
     frames = frames_of(params)
-    common = params.cvae.tier_common(runs[0].tier)
+    common = params.cvae.tier_common(runs[0].confirming)
     torch_device, environment = setup_torch(seed, device=device, threads=threads)
     engine = resolve_engine(torch_device)  # how the runs train: docs/performance.md#the-member-axis
     train_split, train = load_packed(params.paths.synthetic_dir, "train", frames)

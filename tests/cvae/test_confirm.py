@@ -93,8 +93,8 @@ def test_a_confirming_run_trains_cvae_confirm_steps(confirmed) -> None:
     for run in _runs(params):
         curve = read_curve(curve_path(params.paths.cvae_live, run, "beta"), "beta")
         assert curve.index.max() == steps
-    tier = params.cvae.tier_common(Tier.CONFIRMING)
-    assert (tier.steps, params.cvae.tier_common(Tier.SCREENING).steps) == (steps, common)
+    tier = params.cvae.tier_common(confirming=True)
+    assert (tier.steps, params.cvae.tier_common(confirming=False).steps) == (steps, common)
 
 
 def test_the_confirming_group_is_evaluated_run_by_run(confirmed) -> None:

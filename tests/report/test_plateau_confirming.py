@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 from conftest import tiny_params_raw
 
-from zgain.core.runs import Tier
 from zgain.params import parse_params
 from zgain.report.plateau import (
     QUANTITY,
@@ -44,7 +43,7 @@ def test_the_window_follows_the_confirming_runs_length_and_averages_replicates()
         "token_share_cc/seed0": 0.0,
         "token_share_cc/seed1": 0.0,
     }
-    common, variants = params.cvae.tier_common(Tier.CONFIRMING), params.cvae.confirm.variants
+    common, variants = params.cvae.tier_common(confirming=True), params.cvae.confirm.variants
     table = tier_plateau(_curve(80, values), common, variants, 0.8, ["token_mean"], 0.95)
     rows = table.set_index("variant")
     assert (rows["step_from"].unique().tolist(), rows["step_to"].unique().tolist()) == ([40], [60])

@@ -11,7 +11,6 @@ from typing import Annotated
 from pydantic import StrictInt, StrictStr, model_validator
 
 from zgain.core.errors import ParamsError
-from zgain.core.runs import Tier
 from zgain.params.data import Data, DataParams, PairsParams
 from zgain.params.fields import (
     VARIANT_NAME,
@@ -130,10 +129,10 @@ class CVAEParams(Block):
         raise_all(errors)
         return self
 
-    def tier_common(self, tier: Tier) -> CommonCVAEParams:
-        """`common` as a run of `tier` trains it: a confirming run takes cvae.confirm.steps
+    def tier_common(self, confirming: bool) -> CommonCVAEParams:
+        """`common` as a run of its tier trains it: a confirming run takes cvae.confirm.steps
         when it is set (every schedule spans the run's own steps)."""
-        if tier is Tier.CONFIRMING and self.confirm.steps is not None:
+        if confirming and self.confirm.steps is not None:
             return self.common.model_copy(update={"steps": self.confirm.steps})
         return self.common
 

@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from zgain.core.io import atomic_dir, atomic_path, write_json
-from zgain.core.runs import Run, Tier
+from zgain.core.runs import Run
 from zgain.cvae.terms import terms_used
 from zgain.params import Params
 from zgain.report.adjust import (
@@ -162,7 +162,7 @@ def build_report(
         figure = learning_figure(curve, common, variants, oracle_info, headline, additive)
         figures[LEARNING_FIGURE] = figure
     if confirming is not None:
-        confirm = params.cvae.tier_common(Tier.CONFIRMING), params.cvae.confirm.variants
+        confirm = params.cvae.tier_common(confirming=True), params.cvae.confirm.variants
         tables[PLATEAU_CONFIRMING.name] = tier_plateau(
             confirming, *confirm, oracle_info, top, confidence
         )
