@@ -2,8 +2,9 @@
 
 An example (a folder of reports/examples/ or reports/sweeps/ with a trained study's report)
 is current when its run.json records the training code digest of today's code, or of earlier
-code that an equivalence record shows gave the same outputs (`examples/code_digest.py`). Every Markdown link to a stale one, in README.md and docs/, sits in
-a paragraph that names it an older (or earlier) design.
+code that an equivalence record shows gave the same outputs (`examples/code_digest.py`).
+Every Markdown link to a stale one, in README.md and docs/, sits in a paragraph that names it
+an older (or earlier) design.
 """
 
 from __future__ import annotations
