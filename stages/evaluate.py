@@ -21,6 +21,24 @@ from zgain.params import Params
 from zgain.world.packed import frames_of, load_packed
 
 
+def run(
+    params: Params,
+    group: Group,
+    *,
+    device: str | None = None,
+    threads: int | None = None,
+    rates: list[float] | None = None,
+) -> list[dict[str, float]]:
+    """Evaluate the runs of `group` at `rates` (default: every rate of its tier) side by side
+    (zgain.core.group_stage.run_group); each run's metrics, in the group's run order."""
+    return run_group(
+        params, group, evaluate_runs, outputs, device=device, threads=threads, rates=rates
+    )
+
+
+main = group_main(run)
+
+
 def evaluate_runs(
     params: Params, runs: list[Run], threads: int, *, device: str | None
 ) -> list[dict[str, float]]:
@@ -80,24 +98,6 @@ def evaluate_runs(
 def outputs(params: Params, one: Run) -> list[Path]:
     """What evaluating a run writes: its folder of per-example scores and metrics."""
     return [one.eval_dir(params.paths.eval_dir)]
-
-
-def run(
-    params: Params,
-    group: Group,
-    *,
-    device: str | None = None,
-    threads: int | None = None,
-    rates: list[float] | None = None,
-) -> list[dict[str, float]]:
-    """Evaluate the runs of `group` at `rates` (default: every rate of its tier) side by side
-    (zgain.core.group_stage.run_group); each run's metrics, in the group's run order."""
-    return run_group(
-        params, group, evaluate_runs, outputs, device=device, threads=threads, rates=rates
-    )
-
-
-main = group_main(run)
 
 
 if __name__ == "__main__":

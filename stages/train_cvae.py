@@ -28,6 +28,25 @@ from zgain.params import Params
 from zgain.world.packed import frames_of, load_packed
 
 
+def run(
+    params: Params,
+    group: Group,
+    *,
+    device: str | None = None,
+    threads: int | None = None,
+    rates: list[float] | None = None,
+) -> list[dict[str, float]]:
+    """Train the runs of `group` at `rates` (default: every rate of its tier) side by side
+    (zgain.core.group_stage.run_group); each run's last logged values, in the group's run
+    order."""
+    return run_group(
+        params, group, train_runs, outputs, device=device, threads=threads, rates=rates
+    )
+
+
+main = group_main(run)
+
+
 def train_runs(
     params: Params, runs: list[Run], threads: int, *, device: str | None
 ) -> list[dict[str, float]]:
@@ -99,25 +118,6 @@ def train_runs(
 def outputs(params: Params, one: Run) -> list[Path]:
     """What training a run writes: its checkpoint and its curves."""
     return [one.checkpoint(params.paths.cvae_dir), one.live_dir(params.paths.cvae_live)]
-
-
-def run(
-    params: Params,
-    group: Group,
-    *,
-    device: str | None = None,
-    threads: int | None = None,
-    rates: list[float] | None = None,
-) -> list[dict[str, float]]:
-    """Train the runs of `group` at `rates` (default: every rate of its tier) side by side
-    (zgain.core.group_stage.run_group); each run's last logged values, in the group's run
-    order."""
-    return run_group(
-        params, group, train_runs, outputs, device=device, threads=threads, rates=rates
-    )
-
-
-main = group_main(run)
 
 
 if __name__ == "__main__":
