@@ -14,7 +14,7 @@ from conftest import REPO_ROOT
 from report_fakes import build
 
 from zgain.params import load_params, parse_params
-from zgain.report.findings import negative_information
+from zgain.report.findings import negative_information, robust_sentence
 from zgain.report.scope import rerun_command, world_sentence
 
 
@@ -64,6 +64,35 @@ def test_the_findings_fit_one_screen_with_the_verdict_table(reports: Path) -> No
     assert set(verdicts["metric"]) == {"capture", "marginal_gain"}  # I^θ is not tested again
     sums = verdicts[(verdicts["a"] == "token_sum") & (verdicts["b"] == "token_mean")]
     assert (sums["n"] == 2).all() and (sums["verdict"] == "undetermined").all()
+
+
+def _verdicts(*rows: tuple[str, float, str]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"a": a, "b": "token_mean", "metric": "capture", "rate": rate, "verdict": verdict}
+            for a, rate, verdict in rows
+        ]
+    ).assign(delta=0.05)
+
+
+def test_none_better_with_an_open_verdict_says_none_is_shown_to() -> None:
+    decided = _verdicts(("a", 1.0, "worse"), ("b", 1.0, "equivalent"), ("a", 2.0, "worse"))
+    assert robust_sentence(decided, 1.0, "token_mean", "capture") == (
+        "At C = 1.0 no variant captures more than token_mean (2 comparisons on capture: 1 worse, "
+        "1 equivalent within ±0.05, 0 undetermined); nor does any at another rate."
+    )
+    open_ = _verdicts(("a", 1.0, "worse"), ("b", 1.0, "undetermined"), ("a", 2.0, "worse"))
+    assert robust_sentence(open_, 1.0, "token_mean", "capture") == (
+        "At C = 1.0 no variant is shown to capture more than token_mean (2 comparisons on "
+        "capture: 1 worse, 0 equivalent within ±0.05, 1 undetermined); nor does any at another "
+        "rate."
+    )
+    # decided at the headline rate, open at another
+    elsewhere = _verdicts(("a", 1.0, "worse"), ("a", 2.0, "undetermined"))
+    assert robust_sentence(elsewhere, 1.0, "token_mean", "capture").endswith(
+        "no variant captures more than token_mean (1 comparison on capture: 1 worse, "
+        "0 equivalent within ±0.05, 0 undetermined); nor is any shown to at another rate."
+    )
 
 
 def test_fewer_than_three_seeds_says_every_verdict_is_undetermined(tmp_path: Path) -> None:

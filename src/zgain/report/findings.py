@@ -59,6 +59,11 @@ MORE = {
     "z_information": "carries more z-information than",
     "marginal_gain": "keeps a higher G^marg than",
 }
+SHOWN = {
+    "capture": "is shown to capture more than",
+    "z_information": "is shown to carry more z-information than",
+    "marginal_gain": "is shown to keep a higher G^marg than",
+}
 NEEDED = f"n′: replicates for {percent(POWER)} power"
 
 
@@ -88,7 +93,8 @@ def comparison_rows(verdicts: pd.DataFrame, rate: float, metric: str) -> pd.Data
 
 def robust_sentence(verdicts: pd.DataFrame, headline: float, baseline: str, metric: str) -> str:
     """What holds: which variants beat the baseline on `metric` at the headline rate (usually
-    none), the count of each verdict, and whether any beats it at another rate."""
+    none), the count of each verdict, and whether any beats it at another rate. With an
+    undetermined comparison, none beating it is "none is shown to": its verdict is open."""
     ours = verdicts[(verdicts["b"] == baseline) & (verdicts["metric"] == metric)]
     at = ours[ours["rate"] == headline]
     if at.empty:
@@ -104,14 +110,16 @@ def robust_sentence(verdicts: pd.DataFrame, headline: float, baseline: str, metr
     if better:
         head = f"At C = {rate_label(headline)}, {', '.join(better)} {MORE[metric]} {baseline}"
     else:
-        head = f"At C = {rate_label(headline)} no variant {MORE[metric]} {baseline}"
+        verb = SHOWN[metric] if counts.get(UNDETERMINED, 0) else MORE[metric]
+        head = f"At C = {rate_label(headline)} no variant {verb} {baseline}"
+    others_open = (ours[ours["rate"] != headline]["verdict"] == UNDETERMINED).any()
     other = (
-        "nor does any at another rate"
+        ("nor is any shown to at another rate" if others_open else "nor does any at another rate")
         if elsewhere.empty
         else "at other rates: "
         + ", ".join(f"{r['a']} (C = {rate_label(r['rate'])})" for _, r in elsewhere.iterrows())
     )
-    return f"{head} ({len(at)} comparisons on {name}: {tally}); {other}."
+    return f"{head} ({plural(len(at), 'comparison')} on {name}: {tally}); {other}."
 
 
 def net_gain_sentence(decompositions: Sequence[pd.DataFrame]) -> str:
