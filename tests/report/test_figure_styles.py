@@ -8,7 +8,13 @@ import pandas as pd
 import pytest
 from matplotlib.collections import PathCollection
 
-from zgain.report.figures import PALETTE, VARIANT_MARKERS, frontier_figure, styles
+from zgain.report.figures import (
+    PALETTE,
+    VARIANT_MARKERS,
+    frontier_figure,
+    information_by_position_figure,
+    styles,
+)
 from zgain.report.sweep.figures import sweep_frontier_figure
 from zgain.report.sweep.tables import Sweep
 
@@ -75,3 +81,28 @@ def test_the_sweep_frontier_tells_every_variant_apart_off_the_data() -> None:
         marker = collection.get_paths()[0].vertices.round(6).tobytes()
         seen.add((colour, marker))
     assert len(seen) == len(variants)
+
+
+def test_a_variant_identical_to_an_earlier_one_says_so_in_every_legend() -> None:
+    """Drawn over the variant it equals, it would vanish from the figure; its legend entry
+    names that variant."""
+    variants = ["token_mean", "dist_normalized", "mean_tok"]
+    points, frontier = frontier_inputs(variants)
+    look = styles(variants, same_as={"dist_normalized": "token_mean"})
+    fig = frontier_figure(points, frontier, variants, {"capture": 1.0}, look=look)
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()][:3] == [
+        "token_mean",
+        "dist_normalized (identical to token_mean)",
+        "mean_tok",
+    ]
+    positions = pd.DataFrame(
+        [
+            {"variant": v, "position": p, "mean": 0.1, "low": 0.0, "high": 0.2}
+            for v in variants
+            for p in range(3)
+        ]
+    )
+    fig = information_by_position_figure(positions, variants, look)
+    (legend,) = fig.legends
+    assert "dist_normalized (identical to token_mean)" in [t.get_text() for t in legend.get_texts()]

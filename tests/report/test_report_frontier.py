@@ -14,6 +14,7 @@ from zgain.report.frontier import (
     frontier_plot,
     frontier_table,
     headline_rate,
+    identical_runs,
     twin_check,
     twin_variants,
 )
@@ -44,6 +45,16 @@ def test_headline_rate_is_the_target_nearest_the_oracle_information() -> None:
     assert headline_rate((0.5, 1.5), 1.0) == 0.5  # a tie goes to the first listed
     with pytest.raises(ValueError, match="no target rates"):
         headline_rate((), 1.0)
+
+
+def test_a_variant_whose_every_run_equals_an_earlier_ones_is_named_identical() -> None:
+    same = {"kl": (1.0, 1.1, 0.9), "marginal_gain": (-0.1, 0.2, 0.0)}
+    other = {"kl": (1.0, 1.1, 0.9), "marginal_gain": (-0.1, 0.2, 1e-12)}  # one seed differs
+    at_one = results(1.0, {"a": same, "b": other, "c": same, "d": same})
+    at_two = results(2.0, {"a": same, "b": other, "c": same, "d": other})
+    # c equals a at both rates; d equals a at 1.0 only; nothing equals b
+    assert identical_runs({1.0: at_one, 2.0: at_two}) == {"c": "a"}
+    assert identical_runs({1.0: at_one}) == {"c": "a", "d": "a"}
 
 
 def test_twins_are_the_pure_mean_and_pure_dist_variants() -> None:

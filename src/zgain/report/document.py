@@ -35,6 +35,7 @@ from zgain.report.frontier import (
     frontier_plot,
     frontier_table,
     headline_rate,
+    identical_runs,
     top_group,
     twin_check,
     twin_variants,
@@ -154,12 +155,15 @@ def build_report(
     additive = [v for v, w in ctx.weights.items() if len(terms_used(w)) > 1]
     top = top_group(adjustment, headline, rank, report.equivalence)
     forests = forest_figures(tables[VERDICTS.name], rank, tables.get(PROCEDURE.name), deltas)
-    figures = build_figures(ctx, forests, top, additive)
+    same_as = identical_runs(by_rate)
+    figures = build_figures(ctx, forests, top, additive, same_as)
     oracle_info, common = results.split_value("oracle_info"), params.cvae.common
     if curves and QUANTITY in curves:
         curve, variants = curves[QUANTITY], results.variants
         tables[PLATEAU.name] = tier_plateau(curve, common, variants, oracle_info, top, confidence)
-        figure = learning_figure(curve, common, variants, oracle_info, headline, additive)
+        figure = learning_figure(
+            curve, common, variants, oracle_info, headline, additive, same_as=same_as
+        )
         figures[LEARNING_FIGURE] = figure
     if confirming is not None:
         confirm = params.cvae.tier_common(confirming=True), params.cvae.confirm.variants

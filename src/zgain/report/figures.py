@@ -60,20 +60,26 @@ class Style:
     colour: str
     marker: str
     linestyle: str
+    label: str = ""  # the variant's legend entry
 
     def plot(self, ax: Axes, x: Sequence, y: Sequence, **kwargs) -> None:
         """A line in this style through (x, y), more of matplotlib's keywords in `kwargs`."""
         ax.plot(x, y, color=self.colour, marker=self.marker, linestyle=self.linestyle, **kwargs)
 
 
-def styles(variants: Sequence[str], additive: Sequence[str] = ()) -> dict[str, Style]:
-    """A colour and a marker per variant; dashed for the additive variants, solid otherwise."""
+def styles(
+    variants: Sequence[str], additive: Sequence[str] = (), same_as: Mapping[str, str] = {}
+) -> dict[str, Style]:
+    """A colour and a marker per variant; dashed for the additive variants, solid otherwise. A
+    variant of `same_as` (zgain.report.frontier.identical_runs) is drawn over the one it equals,
+    which its legend entry names."""
     palette = colours(variants)
     return {
         v: Style(
             palette[v],
             VARIANT_MARKERS[(i + i // len(PALETTE)) % len(VARIANT_MARKERS)],
             "--" if v in additive else "-",
+            f"{v} (identical to {same_as[v]})" if v in same_as else v,
         )
         for i, v in enumerate(variants)
     }
@@ -150,8 +156,8 @@ def frontier_figure(
             ax.axhline(0.0, color="grey", linewidth=0.8)
         ax.set(xlabel="achieved kl = KL(q ‖ p(z|x)) (nats/seq)", ylabel=label)
     handles = [
-        Line2D([], [], color=st.colour, linestyle=st.linestyle, marker=st.marker, label=v)
-        for v, st in ((v, look[v]) for v in variants)
+        Line2D([], [], color=st.colour, linestyle=st.linestyle, marker=st.marker, label=st.label)
+        for st in (look[v] for v in variants)
     ]
     for ax in axes:
         handles += [h for h in ax.get_legend_handles_labels()[0]]
@@ -249,7 +255,7 @@ def information_by_position_figure(
         if oracle and rows.empty:  # no per-token oracle (a pairs file)
             continue
         st = Style(ORACLE_COLOUR, "o", ":") if oracle else look[name]
-        label = "oracle i*_t" if oracle else name
+        label = "oracle i*_t" if oracle else st.label
         st.plot(ax, rows["position"], rows["mean"], linewidth=2.5 if oracle else 1.5, label=label)
         if not oracle and rows["low"].notna().any():
             ax.fill_between(
@@ -269,16 +275,18 @@ def information_by_position_figure(
 def learning_figure(
     curve: pd.DataFrame, common: CommonCVAEParams, variants: Sequence[str], oracle_info: float,
     headline: float, additive: Sequence[str] = (), over: str = "seeds", tier: str = "",
+    same_as: Mapping[str, str] = {},
 ) -> Figure:  # fmt: skip
     """Validation I^θ (mean `over` seeds, or the confirming tier's replicates) against the step,
     per variant, at the headline rate, with the oracle's mean I* as a reference line and the
-    plateau rule's window shaded; `tier` names the runs in the title."""
+    plateau rule's window shaded; `tier` names the runs in the title; `same_as` as in
+    `styles`."""
     steps, window = common.steps, plateau_window(common)
     means = mean_curves(validated(curve, common.val_every, steps))
-    look = styles(variants, additive)
+    look = styles(variants, additive, same_as)
     fig, (ax,) = new_figure((9.0, 4.6))
     for name in (v for v in variants if v in means.columns):
-        look[name].plot(ax, means.index, means[name], linewidth=1.5, label=name)
+        look[name].plot(ax, means.index, means[name], linewidth=1.5, label=look[name].label)
     if math.isfinite(oracle_info):
         ax.axhline(oracle_info, color=ORACLE_COLOUR, linestyle=":", linewidth=2, label="oracle I*")
     ax.axvspan(window[0] * steps, window[1] * steps, color="grey", alpha=0.08)
@@ -299,11 +307,16 @@ def save_png(fig: Figure, path: str | Path) -> None:
 
 
 def build_figures(
-    ctx: Context, forests: Mapping[str, Figure], top: Sequence[str], additive: Sequence[str]
+    ctx: Context,
+    forests: Mapping[str, Figure],
+    top: Sequence[str],
+    additive: Sequence[str],
+    same_as: Mapping[str, str] = {},
 ) -> dict[str, Figure]:
     """Every figure of the report by file name: the frontier, the `top` group's frontier on its
     own scale, the `forests` (zgain.report.forest.forest_figures), the headline rate's
-    decomposition and positions; `additive`: the variants drawn dashed."""
+    decomposition and positions; `additive`: the variants drawn dashed; `same_as` as in
+    `styles`."""
     results, coverage, variants = ctx.results, ctx.coverage, ctx.results.variants
     points, frontier = per_run(ctx.by_rate, FRONTIER_METRICS), ctx.tables[FRONTIER.name]
     references = {
@@ -314,7 +327,7 @@ def build_figures(
     }
     references = {name: value for name, value in references.items() if math.isfinite(value)}
     panels = None if coverage.complete else coverage.panels()
-    look = styles(variants, additive)
+    look = styles(variants, additive, same_as)
     figures = {
         "frontier.png": frontier_figure(points, frontier, variants, references, panels, look)
     }

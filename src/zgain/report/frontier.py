@@ -66,6 +66,28 @@ def twin_variants(weights: Mapping[str, Mapping[str, float]]) -> tuple[str, str]
     return (mean, dist) if mean and dist else None
 
 
+def identical_runs(by_rate: Mapping[float, EvalResults]) -> dict[str, str]:
+    """Each variant whose every run scored exactly what the same seed of an earlier listed
+    variant scored, on every metric at every rate (a pure rescaling under scale-free control),
+    mapped to the first such variant: a figure draws the two as one."""
+    variants = next(iter(by_rate.values())).variants
+    same: dict[str, str] = {}
+    for i, later in enumerate(variants):
+        for earlier in (v for v in variants[:i] if v not in same):
+            if all(same_scores(at.runs, earlier, later) for at in by_rate.values()):
+                same[later] = earlier
+                break
+    return same
+
+
+def same_scores(runs: pd.DataFrame, a: str, b: str) -> bool:
+    """Whether variants a and b have the same seeds with the same value of every column."""
+    first, second = (
+        runs[runs["variant"] == v].drop(columns="variant").reset_index(drop=True) for v in (a, b)
+    )
+    return first.equals(second)
+
+
 def twin_check(
     by_rate: Mapping[float, EvalResults], pair: tuple[str, str], confidence: float
 ) -> pd.DataFrame:
