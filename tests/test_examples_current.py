@@ -83,7 +83,11 @@ def test_every_link_to_a_stale_example_says_which_older_design_it_shows() -> Non
 
 def test_the_default_designs_examples_are_current() -> None:
     digests = current_digests()
-    for example in ("reports/examples/bases6", "reports/examples/confirm3000"):
+    for example in (
+        "reports/examples/bases6",
+        "reports/examples/confirm2000",
+        "reports/examples/confirm4000",
+    ):
         assert example in EXAMPLES and current(example, digests), example
 
 

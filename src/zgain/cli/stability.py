@@ -1,7 +1,7 @@
 """`zgain stability-report`: the claims over bases of one study at several step counts.
 
 Each RUN argument is a finished study's report folder holding its `params.yaml` (e.g.
-`reports/examples/confirm3000`, kept by examples/keep_report.sh), or the repository's own
+`reports/examples/confirm4500`, kept by examples/keep_report.sh), or the repository's own
 `reports/`, whose params.yaml is the repository's. Writes summary.md and
 verdicts.csv (every comparison of tables/procedure.csv present in every run, per run, with its
 agreement across runs) into OUT, each file atomically (zgain.report.side_by_side).
