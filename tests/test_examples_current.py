@@ -86,7 +86,7 @@ def test_the_default_designs_examples_are_current() -> None:
     for example in (
         "reports/examples/bases6",
         "reports/examples/confirm2000",
-        "reports/examples/confirm4000",
+        "reports/examples/confirm4500",
     ):
         assert example in EXAMPLES and current(example, digests), example
 
