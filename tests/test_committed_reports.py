@@ -115,3 +115,23 @@ def test_the_readme_results_say_the_committed_verdicts_over_bases() -> None:
         assert verdict[(variant, "marginal_gain")] == marginal, variant
     assert "no weighting is shown to capture more" in " ".join(results.split())
     assert not (at[at["metric"] == "capture"]["verdict"] == "better").any()
+
+
+STEPS_SENTENCE = re.compile(r"The confirming runs train (\d+) steps, the screening runs (\d+)")
+STABILITY_SENTENCE = re.compile(r"view reads every claim again at ([\d, and]+) steps")
+
+
+def test_the_readme_results_say_the_trained_steps_and_the_stability_views_columns() -> None:
+    """The step counts the README's Results name are params.yaml's, and the other step counts
+    it says the stability view reads are the view's columns besides the default's."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    results = " ".join(
+        readme[readme.index("## Results") : readme.index("## Your own data")].split()
+    )
+    cvae = PARAMS["cvae"]
+    confirming, screening = map(int, STEPS_SENTENCE.search(results).groups())
+    assert (confirming, screening) == (cvae["confirm"]["steps"], cvae["common"]["steps"])
+    said = {int(n) for n in re.findall(r"\d+", STABILITY_SENTENCE.search(results)[1])}
+    view = pd.read_csv(REPORTS / "examples" / "stability" / "verdicts.csv")
+    columns = {int(run.split()[0]) for run in view["run"].unique()}
+    assert confirming in columns and said == columns - {confirming}
