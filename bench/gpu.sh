@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The prepared GPU check on a CUDA machine: install, check that torch sees a CUDA device and
-# imports zgain, then the member axis (bench/members.py, at most 4 minutes) on the GPU: stacked
-# against lockstep at 1 to 44 members, written to bench/members-MACHINE.md (MACHINE the GPU's
-# model) with nvidia-smi's utilization over the benchmark appended.
+# imports zgain, then the member axis (bench/members.py, at most 8 minutes) on the GPU: stacked
+# against lockstep at 1 to 44 members, the stacked forward under torch.compile at 44 (its
+# compile time included), host syncs per train step (CUDA's sync debug mode) and what a 40-base
+# study's training would take, written to bench/members-MACHINE.md (MACHINE the GPU's model)
+# with nvidia-smi's utilization over the benchmark appended.
 #   bash bench/gpu.sh
 # PYTHON (default python3.11) creates the check's own environment .venv-gpu from
 # requirements.lock. ZGAIN_GPU_NO_INSTALL=1 skips that and runs $PYTHON as it is: it must
@@ -57,8 +59,8 @@ if command -v nvidia-smi >/dev/null 2>&1; then
     >"$work/smi.csv" 2>/dev/null &
   smi_pid=$!
 fi
-# a confirming group is 8 members, a screening seed's whole grid 44
-timeout 240 "$py" -m bench.members --steps 20 --repeats 3 --members 1,4,16,44
+# a confirming group is 4 members, a screening seed's whole grid 44
+timeout 480 "$py" -m bench.members --steps 20 --repeats 3 --members 1,4,16,44 --compile 44
 if [ -n "$smi_pid" ]; then
   kill "$smi_pid" 2>/dev/null || true
   wait "$smi_pid" 2>/dev/null || true
