@@ -13,7 +13,6 @@ Writes bench/members-MACHINE.md.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import itertools
 import os
 import shutil
@@ -21,7 +20,6 @@ import tempfile
 import time
 import warnings
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import replace
 
 import torch
@@ -38,40 +36,16 @@ from bench.common import (
 )
 from zgain.core.environment import resolve_device, resolve_threads, resolve_workers
 from zgain.core.sequences import select
-from zgain.cvae import fit as fit_module
+from zgain.cvae.fit import fit_group
 from zgain.cvae.member import ReaderFeatures, batch_loss
 from zgain.cvae.model import CVAE
-from zgain.cvae.stack import Stack
+from zgain.cvae.stack import compiled_outputs
 
 N_EXAMPLES = 4_096
 MONITOR_EXAMPLES = 8
 STUDY_BASES = 40
 """The bases of the study the projection row prices: about what Δ capture 0.05 at 80% power
 needs (docs/defaults.md#the-design)."""
-
-_compiled_outputs = None
-
-
-class CompiledStack(Stack):
-    """A stack whose forward (`Stack.outputs`: the vmapped model, its backward through
-    AOTAutograd) runs under `torch.compile`; the loss, Adam and the average stay eager. One
-    compiled function serves every stack (dynamo guards on shapes, so each M compiles once)."""
-
-    def outputs(self, *args):  # type: ignore[override]
-        global _compiled_outputs
-        if _compiled_outputs is None:
-            _compiled_outputs = torch.compile(Stack.outputs, dynamic=False)
-        return _compiled_outputs(self, *args)
-
-
-@contextlib.contextmanager
-def compiled_forward() -> Iterator[None]:
-    """fit_group's stacked engine with `CompiledStack` in place of `Stack`."""
-    fit_module.Stack = CompiledStack
-    try:
-        yield
-    finally:
-        fit_module.Stack = Stack
 
 
 def _group(work, members: int):
@@ -87,25 +61,24 @@ def _group(work, members: int):
 
 
 def _train(work, members: int, engine: str, device: torch.device):
-    """A call of fit_group on M members with `engine` ("lockstep", "stacked" or "compiled");
-    it returns the members' last logged values."""
+    """A call of fit_group on M members with `engine` (lockstep, stacked or compiled: the
+    stacked engine with its forward under torch.compile); it returns the members' last logged
+    values."""
     monitor = select(work.batch, slice(0, MONITOR_EXAMPLES))
     base_nll = work.surprisal[:MONITOR_EXAMPLES].sum(dim=1)
 
     def run() -> list[dict[str, float]]:
-        context = compiled_forward() if engine == "compiled" else contextlib.nullcontext()
-        with context:
-            last = fit_module.fit_group(
-                _group(work, members),
-                work.batch,
-                work.surprisal,
-                monitor,
-                base_nll,
-                seed=0,
-                max_x_len=work.max_x_len,
-                device=device,
-                engine="lockstep" if engine == "lockstep" else "stacked",
-            )
+        last = fit_group(
+            _group(work, members),
+            work.batch,
+            work.surprisal,
+            monitor,
+            base_nll,
+            seed=0,
+            max_x_len=work.max_x_len,
+            device=device,
+            engine=engine,
+        )
         if device.type == "cuda":
             torch.cuda.synchronize()
         return last
@@ -328,7 +301,8 @@ def main() -> None:
         for m in compiled
     }
     seconds = {k: median(v) for k, v in interleaved(candidates, args.repeats).items()}
-    torch._dynamo.reset()  # the compiled graphs are dropped; inductor's cache on disk is kept
+    torch._dynamo.reset()  # the compiled graph is dropped; inductor's cache on disk is kept
+    compiled_outputs.cache_clear()
     warm = {m: timed(candidates[f"compiled {m}"]) for m in compiled}
     flops, peak = step_flops(work, device), peak_flops(device)
     syncs = {}

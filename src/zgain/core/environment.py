@@ -38,8 +38,8 @@ DEVICE_ENV = "ZGAIN_DEVICE"
 THREADS_ENV = "ZGAIN_THREADS"
 WORKERS_ENV = "ZGAIN_WORKERS"
 ENGINE_ENV = "ZGAIN_ENGINE"
-Engine = Literal["lockstep", "stacked"]
-ENGINES: tuple[Engine, ...] = ("lockstep", "stacked")
+Engine = Literal["lockstep", "stacked", "compiled"]
+ENGINES: tuple[Engine, ...] = ("lockstep", "stacked", "compiled")
 WORKER_DIR_ENV = "ZGAIN_WORKER_DIR"  # where the slot lock files live (default: a temp folder)
 AUTO = "auto"
 _DEVICE_PATTERN = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
@@ -279,8 +279,9 @@ def setup_torch(
 
 def resolve_engine(device: torch.device, value: str | None = None) -> Engine:
     """How a group's runs train: `value`, else `ZGAIN_ENGINE`, else "stacked" on CUDA and
-    "lockstep" elsewhere. Both train the same runs (equal up to float rounding); on this
-    project's CPUs the member axis measured no faster (docs/performance.md#the-member-axis)."""
+    "lockstep" elsewhere; "compiled" is "stacked" with its forward under torch.compile. All
+    three train the same runs (equal up to float rounding); on this project's CPUs the member
+    axis alone measured no faster (docs/performance.md#the-member-axis)."""
     raw = value if value is not None else os.environ.get(ENGINE_ENV, "")
     raw = raw.strip()
     if raw == "":

@@ -83,7 +83,8 @@ def fit_group(
     run's own model and optimizer in turn, so a run trained in a group equals the same run
     trained alone (tests/cvae/test_group.py); "stacked" trains them as one model with a member
     axis (`zgain.cvae.stack`), equal to the solo runs up to float rounding
-    (tests/cvae/test_stack.py). Both learning rates warm up linearly and decay on a cosine
+    (tests/cvae/test_stack.py); "compiled" is "stacked" with the stack's forward under
+    `torch.compile`. Both learning rates warm up linearly and decay on a cosine
     (docs/method.md#the-cvae). Every `val_every` steps the validation decomposition is logged
     (val_marginal_gain, val_z_information, …). A non-finite term stops training with
     `NonFiniteLossError` naming the first such step and the term; on CUDA it is read back at
@@ -95,14 +96,19 @@ def fit_group(
     if any(objective.common != common for _, objective, _ in runs):
         raise ValueError("the runs of a group must share cvae.common")
     watch = Monitor(monitor, monitor_base_nll, common.val_iw_samples, max_x_len, device, seed)
-    if engine == "stacked":
+    if engine in ("stacked", "compiled"):
         models = [model for model, _, _ in runs]
         why = stack_refusal(models, [o.variant.aggressive is not None for _, o, _ in runs])
         if why is not None:
-            raise ParamsError(f"{ENGINE_ENV}=stacked: cannot stack this group: {why}")
+            raise ParamsError(f"{ENGINE_ENV}={engine}: cannot stack this group: {why}")
         states = [RunState(model, objective, log, seed, device) for model, objective, log in runs]
         stack = Stack(
-            models, common.lr, common.decoder_lr, common.weight_average, fused_adam(device)
+            models,
+            common.lr,
+            common.decoder_lr,
+            common.weight_average,
+            fused_adam(device),
+            compiled=engine == "compiled",
         )
         members: list[Member] = []
     elif engine == "lockstep":
@@ -110,7 +116,9 @@ def fit_group(
         states, stack = list(members), None
     else:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    surprisal = surprisal.to(device)
+    # the split and its surprisal go to the device once; each step sends its index only, without
+    # waiting for the copy (a blocking host-to-device copy synchronizes on CUDA)
+    train, surprisal = train.to(device), surprisal.to(device)
     generator = torch.Generator().manual_seed(seed)
     batches = minibatches(train.targets.shape[0], common.batch_size, generator)
     reader = runs[0][0]
@@ -118,9 +126,9 @@ def fit_group(
     check_every = 1 if device.type == "cpu" else common.log_every
     progress = tqdm(range(common.steps), desc="train_cvae", unit="step", mininterval=2.0)
     for step in progress:
-        index = next(batches)
-        part = select(train, index).to(device)
-        part_surprisal = surprisal[index.to(device)]
+        index = next(batches).to(device, non_blocking=True)
+        part = select(train, index)
+        part_surprisal = surprisal[index]
         with autocast_context(device):
             features = ReaderFeatures.of(reader, part)
         done = step + 1 == common.steps

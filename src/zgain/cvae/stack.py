@@ -10,13 +10,16 @@ schedule, latent noise and penalty stay its own (`zgain.cvae.fit.RunState`). Wha
 solo run is float rounding in the batched matmuls (tests/cvae/test_stack.py).
 
 A stack holds runs of one model config without aggressive encoder steps or dropout (`refusal`
-says which it cannot hold, and why).
+says which it cannot hold, and why). With `compiled`, its forward (and so its backward, through
+AOTAutograd) runs under `torch.compile` (inductor, static shapes: one compile per process and
+member count); the loss, Adam and the average stay eager.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -79,7 +82,14 @@ class Stack:
     their Adam and (with `decay`) their exponential moving average."""
 
     def __init__(
-        self, models: Sequence[CVAE], lr: float, decoder_lr: float, decay: float, fused: bool
+        self,
+        models: Sequence[CVAE],
+        lr: float,
+        decoder_lr: float,
+        decay: float,
+        fused: bool,
+        *,
+        compiled: bool = False,
     ) -> None:
         self.template = _Outputs(copy.deepcopy(models[0]))
         for block in self.template.cvae.modules():
@@ -100,6 +110,7 @@ class Stack:
         self.decay = decay
         self.average: dict[str, Tensor] | None = None  # set by the first update, as AveragedModel
         self.size = len(models)
+        self.compiled = compiled
 
     def outputs(
         self,
@@ -110,6 +121,19 @@ class Stack:
         with_bow: bool,
     ) -> tuple[Tensor, Tensor, Tensor]:
         """eps (M, B, 1, Dz) -> nll (M, B, T), kl_per_dim (M, B, Dz), bow logits (M, B, ·)."""
+        if self.compiled:
+            return compiled_outputs()(self, eps, part, features, max_x_len, with_bow)
+        return self.eager_outputs(eps, part, features, max_x_len, with_bow)
+
+    def eager_outputs(
+        self,
+        eps: Tensor,
+        part: SeqBatch,
+        features: tuple[Tensor | None, Tensor | None],
+        max_x_len: int,
+        with_bow: bool,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """`outputs` without torch.compile."""
 
         def member(weights: dict[str, Tensor], noise: Tensor) -> tuple[Tensor, Tensor, Tensor]:
             forward = partial(
@@ -194,3 +218,10 @@ class Stack:
                 validate=when["validate"],
                 log=when["log"],
             )
+
+
+@functools.cache
+def compiled_outputs() -> Callable[..., tuple[Tensor, Tensor, Tensor]]:
+    """`Stack.eager_outputs` under torch.compile, made once a process: dynamo guards on the
+    inputs' shapes, so every stack of one member count and batch reuses one compiled graph."""
+    return torch.compile(Stack.eager_outputs, dynamic=False)
