@@ -110,7 +110,7 @@ class Stack:
         self.decay = decay
         self.average: dict[str, Tensor] | None = None  # set by the first update, as AveragedModel
         self.size = len(models)
-        self.compiled = compiled
+        self.forward = compiled_outputs() if compiled else Stack.outputs
 
     def outputs(
         self,
@@ -120,20 +120,8 @@ class Stack:
         max_x_len: int,
         with_bow: bool,
     ) -> tuple[Tensor, Tensor, Tensor]:
-        """eps (M, B, 1, Dz) -> nll (M, B, T), kl_per_dim (M, B, Dz), bow logits (M, B, ·)."""
-        if self.compiled:
-            return compiled_outputs()(self, eps, part, features, max_x_len, with_bow)
-        return self.eager_outputs(eps, part, features, max_x_len, with_bow)
-
-    def eager_outputs(
-        self,
-        eps: Tensor,
-        part: SeqBatch,
-        features: tuple[Tensor | None, Tensor | None],
-        max_x_len: int,
-        with_bow: bool,
-    ) -> tuple[Tensor, Tensor, Tensor]:
-        """`outputs` without torch.compile."""
+        """eps (M, B, 1, Dz) -> nll (M, B, T), kl_per_dim (M, B, Dz), bow logits (M, B, ·);
+        `train_step` calls it through `forward`, which is this method or its compiled form."""
 
         def member(weights: dict[str, Tensor], noise: Tensor) -> tuple[Tensor, Tensor, Tensor]:
             forward = partial(
@@ -192,8 +180,8 @@ class Stack:
         )  # (M, B, 1, Dz): each member's own draws, as its solo run's
         with_bow = any(state.objective.variant.bow_weight > 0 for state in states)
         with autocast_context(monitor.device):
-            nll, kl, bow = self.outputs(
-                eps, part, (features.posterior, features.prior), monitor.max_x_len, with_bow
+            nll, kl, bow = self.forward(
+                self, eps, part, (features.posterior, features.prior), monitor.max_x_len, with_bow
             )
             terms = [
                 state.loss(step, nll[i], part, surprisal, kl[i], bow[i])
@@ -222,6 +210,6 @@ class Stack:
 
 @functools.cache
 def compiled_outputs() -> Callable[..., tuple[Tensor, Tensor, Tensor]]:
-    """`Stack.eager_outputs` under torch.compile, made once a process: dynamo guards on the
-    inputs' shapes, so every stack of one member count and batch reuses one compiled graph."""
-    return torch.compile(Stack.eager_outputs, dynamic=False)
+    """`Stack.outputs` under torch.compile, made once a process: dynamo guards on the inputs'
+    shapes, so every stack of one member count and batch reuses one compiled graph."""
+    return torch.compile(Stack.outputs, dynamic=False)
