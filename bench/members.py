@@ -165,7 +165,9 @@ def stage_steps(work) -> int:
     return raw["confirm"]["steps"] or raw["common"]["steps"]
 
 
-def markdown(args, work, device, threads, seconds, cold, warm, differences, syncs) -> str:
+def markdown(
+    args, work, device, threads, seconds, cold, warm, differences, syncs, failed=None
+) -> str:
     """The results file: the member-count table, the compile notes, the syncs, the projection."""
     counts, steps = parse_counts(args.members), args.steps
     stage = stage_steps(work)
@@ -201,6 +203,8 @@ def markdown(args, work, device, threads, seconds, cold, warm, differences, sync
                 f" {amortized_ratio(steady, base, c_cold, calls):.2f}, "
                 f"{amortized_ratio(steady, base, c_warm, calls):.2f} |"
             )
+        elif failed and m in failed:
+            row += " compile failed | – | – | – |"
         else:
             row += " – | – | – | – |"
         lines.append(row)
@@ -214,6 +218,8 @@ def markdown(args, work, device, threads, seconds, cold, warm, differences, sync
         "process after the first would pay on one machine). Over a stage: the stage's steps "
         "of M runs with one compile paid.",
     ]
+    for m, why in (failed or {}).items():
+        lines += ["", f"The compiled engine at M = {m} failed here: {why}"]
     if differences:
         worst = max(differences.values())
         lines += [
@@ -295,7 +301,15 @@ def main() -> None:
     work = workload(params_with(raw, cvae={"common": common}), N_EXAMPLES)
     engines = {m: ["lockstep", "stacked"] + (["compiled"] * (m in compiled)) for m in counts}
     candidates = {f"{e} {m}": _train(work, m, e, device) for m in counts for e in engines[m]}
-    cold = {m: timed(candidates[f"compiled {m}"]) for m in compiled}
+    cold, failed = {}, {}
+    for m in compiled:  # a compile that fails here is reported, and the rest still measured
+        try:
+            cold[m] = timed(candidates[f"compiled {m}"])
+        except Exception as error:  # noqa: BLE001 - any failure of torch.compile is the figure
+            failed[m] = f"{type(error).__name__}: {(str(error).splitlines() or [''])[0][:300]}"
+            print(f"compiled engine at M = {m} failed: {failed[m]}", flush=True)
+            del candidates[f"compiled {m}"]
+    compiled = [m for m in compiled if m not in failed]
     differences = {
         m: max_difference(candidates[f"compiled {m}"](), candidates[f"stacked {m}"]())
         for m in compiled
@@ -312,7 +326,7 @@ def main() -> None:
             syncs[f"{engine}, M = {m}"] = count_syncs(candidates[f"{engine} {m}"], args.steps)
     shutil.rmtree(cache, ignore_errors=True)
     out = results_path("members")
-    text = markdown(args, work, device, threads, seconds, cold, warm, differences, syncs)
+    text = markdown(args, work, device, threads, seconds, cold, warm, differences, syncs, failed)
     text += "\n" + bound_line(
         flops, peak, seconds[f"lockstep {counts[0]}"] / (counts[0] * args.steps), counts[0]
     )

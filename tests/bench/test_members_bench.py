@@ -3,6 +3,7 @@ its figures are what its results file says they are."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import pytest
@@ -45,3 +46,17 @@ def test_compiled_counts_must_be_timed_members(monkeypatch, capsys) -> None:
         members.main()
     assert stop.value.code == 2
     assert "--compile 8: every count must be one of --members" in capsys.readouterr().err
+
+
+def test_a_compile_that_fails_is_reported_in_its_row_and_below() -> None:
+    class Work:
+        params = params_with(raw_params())
+
+    args = argparse.Namespace(steps=10, repeats=1, members="1", compile="1")
+    seconds = {"lockstep 1": 1.0, "stacked 1": 0.5}
+    failed = {1: "BackendCompilerFailed: no C++ compiler"}
+    text = members.markdown(args, Work, "cpu", 1, seconds, {}, {}, {}, {}, failed)
+    assert "| 1 | 10.0 | 20.0 | 2.00 | compile failed | – | – | – |" in text
+    assert (
+        "The compiled engine at M = 1 failed here: BackendCompilerFailed: no C++ compiler" in text
+    )
