@@ -1,10 +1,10 @@
 """The member axis (docs/performance.md#the-member-axis): run-steps per second of M runs trained
-as one stacked model against the same M runs stepped in lockstep, M = 1, 4, 8, 16; the stacked
+as one stacked model against the same M runs stepped in lockstep, M = 1, 2, 4, 8, 16; the stacked
 forward under `torch.compile` beside them, its compile time included; the step against its FLOP
 bound; on CUDA the host syncs per train step. Default model sizes, a sampled world, fresh
 weights (speed does not depend on them); every engine in one process, interleaved.
 
-    python -m bench.members [--steps 10] [--repeats 3] [--members 1,4,8,16] [--compile 1,4]
+    python -m bench.members [--steps 10] [--repeats 3] [--members 1,2,4,8,16] [--compile 1,2,4,16]
 
 Threads: ZGAIN_THREADS (default all this process may use); device: ZGAIN_DEVICE (cpu, cuda).
 Writes bench/members-MACHINE.md.
@@ -158,19 +158,17 @@ def parse_counts(text: str) -> list[int]:
     return [int(m) for m in text.split(",") if m.strip()]
 
 
-def stage_steps(work) -> int:
-    """Steps of a confirming run (cvae.confirm.steps, or cvae.common.steps when null) in the
-    default params."""
+def stage_steps() -> int:
+    """Steps of a confirming run in the default params (cvae.confirm.steps, or
+    cvae.common.steps when null; the workload's common steps are the benchmark's own)."""
     raw = raw_params()["cvae"]
     return raw["confirm"]["steps"] or raw["common"]["steps"]
 
 
-def markdown(
-    args, work, device, threads, seconds, cold, warm, differences, syncs, failed=None
-) -> str:
+def markdown(args, work, device, threads, seconds, cold, warm, differences, syncs, failed) -> str:
     """The results file: the member-count table, the compile notes, the syncs, the projection."""
     counts, steps = parse_counts(args.members), args.steps
-    stage = stage_steps(work)
+    stage = stage_steps()
     calls = stage / steps
 
     def rate(engine: str, m: int) -> float:
@@ -203,7 +201,7 @@ def markdown(
                 f" {amortized_ratio(steady, base, c_cold, calls):.2f}, "
                 f"{amortized_ratio(steady, base, c_warm, calls):.2f} |"
             )
-        elif failed and m in failed:
+        elif m in failed:
             row += " compile failed | – | – | – |"
         else:
             row += " – | – | – | – |"
@@ -218,7 +216,7 @@ def markdown(
         "process after the first would pay on one machine). Over a stage: the stage's steps "
         "of M runs with one compile paid.",
     ]
-    for m, why in (failed or {}).items():
+    for m, why in failed.items():
         lines += ["", f"The compiled engine at M = {m} failed here: {why}"]
     if differences:
         worst = max(differences.values())
@@ -228,7 +226,7 @@ def markdown(
             f"{worst:.1e} (float rounding of the fused kernels).",
         ]
     lines += ["", sync_line(syncs, steps)]
-    lines += ["", projection(work, seconds, counts, steps, stage)]
+    lines += ["", projection(work, seconds, steps, stage)]
     return "\n".join(lines) + "\n"
 
 
@@ -247,7 +245,7 @@ def sync_line(syncs, steps: int) -> str:
     )
 
 
-def projection(work, seconds, counts, steps: int, stage: int) -> str:
+def projection(work, seconds, steps: int, stage: int) -> str:
     """What the fastest rate measured here makes of a 40-base study's confirming training."""
     confirm = work.params.cvae.confirm
     runs = STUDY_BASES * len(confirm.variants) * len(confirm.rates) * len(confirm.seeds)
@@ -275,9 +273,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--members", default="1,4,8,16")
+    parser.add_argument("--members", default="1,2,4,8,16")
     parser.add_argument(
-        "--compile", default="1,4", help="member counts also timed compiled ('' for none)"
+        "--compile", default="1,2,4,16", help="member counts also timed compiled ('' for none)"
     )
     args = parser.parse_args()
     counts, compiled = parse_counts(args.members), parse_counts(args.compile)

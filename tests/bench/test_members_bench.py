@@ -12,6 +12,12 @@ from bench import members
 from bench.common import params_with, raw_params
 
 
+class Work:
+    """What the results file reads of a workload: the default params."""
+
+    params = params_with(raw_params())
+
+
 def test_a_compile_is_paid_once_over_a_stage() -> None:
     # 100 calls of 3 s in lockstep against one 30 s compile and 100 calls of 2 s
     assert members.amortized_ratio(2.0, 3.0, 30.0, 100) == pytest.approx(300 / 230)
@@ -20,14 +26,11 @@ def test_a_compile_is_paid_once_over_a_stage() -> None:
 
 
 def test_the_projection_prices_the_study_at_the_fastest_rate_measured() -> None:
-    class Work:
-        params = params_with(raw_params())
-
     confirm = Work.params.cvae.confirm
     runs = members.STUDY_BASES * len(confirm.variants) * len(confirm.rates) * len(confirm.seeds)
     # 2 members x 10 steps in 1 s is 20 run-steps/s; 4 members x 10 steps in 4 s only 10
     seconds = {"lockstep 2": 1.0, "stacked 4": 4.0}
-    line = members.projection(Work, seconds, [2, 4], 10, 3000)
+    line = members.projection(Work, seconds, 10, 3000)
     assert f"({runs} runs × 3000 steps = {runs * 3000:,} run-steps)" in line
     assert f"would train in {runs * 3000 / 20 / 60:,.0f} min" in line
     assert "(lockstep 2 members: 20.0 run-steps/s)" in line
@@ -49,9 +52,6 @@ def test_compiled_counts_must_be_timed_members(monkeypatch, capsys) -> None:
 
 
 def test_a_compile_that_fails_is_reported_in_its_row_and_below() -> None:
-    class Work:
-        params = params_with(raw_params())
-
     args = argparse.Namespace(steps=10, repeats=1, members="1", compile="1")
     seconds = {"lockstep 1": 1.0, "stacked 1": 0.5}
     failed = {1: "BackendCompilerFailed: no C++ compiler"}
