@@ -121,21 +121,32 @@ def test_the_figure_draws_one_line_per_variant_and_the_oracle() -> None:
     assert ax.get_lines()[0].get_ydata().tolist()[-1] == pytest.approx(0.6)
 
 
-def test_under_the_penalty_the_rule_reads_the_quarter_before_it() -> None:
-    """With the rate target's exact penalty from 0.75 of training, the window is steps 200–300:
-    the multiplier alone holds the rate there, so the penalty's hold over 300–400 can neither
-    make nor break a plateau; without a penalty it is the last quarter."""
+def test_the_rule_reads_a_window_one_mechanism_holds_the_rate_over() -> None:
+    """The last quarter when the exact penalty started a quarter before it or earlier (it holds
+    the rate over the window and its switch-on lies outside), or when there is none; the quarter
+    that ends where it starts when it starts later (the multiplier alone holds the rate there).
+    Either way the penalty's switch-on can neither make nor break a plateau."""
     from zgain.params import CommonCVAEParams
     from zgain.report.plateau import plateau_window
 
     common = CommonCVAEParams.model_validate(
         yaml.safe_load((REPO_ROOT / "params.yaml").read_text())["cvae"]["common"]
     )
-    assert common.rate_target.penalty > 0 and common.rate_target.penalty_from == 0.75
-    assert plateau_window(common) == (0.5, 0.75)
-    free = common.rate_target.model_copy(update={"penalty": 0.0})
+    assert common.rate_target.penalty > 0
+
+    def starting(share: float) -> CommonCVAEParams:
+        target = common.rate_target.model_copy(update={"penalty_from": share})
+        return common.model_copy(update={"rate_target": target})
+
+    assert plateau_window(starting(0.0)) == (0.75, 1.0)
+    assert plateau_window(starting(0.25)) == (0.75, 1.0)
+    assert plateau_window(starting(0.5)) == (0.75, 1.0)
+    assert plateau_window(starting(0.6)) == pytest.approx((0.35, 0.6))
+    assert plateau_window(starting(0.75)) == (0.5, 0.75)
+    assert plateau_window(starting(1.0)) == (0.75, 1.0)  # a penalty that never starts
+    free = common.rate_target.model_copy(update={"penalty": 0.0, "penalty_from": 0.75})
     assert plateau_window(common.model_copy(update={"rate_target": free})) == (0.75, 1.0)
-    fixed = common.model_copy(update={"beta_schedule": "constant"})
+    fixed = starting(0.75).model_copy(update={"beta_schedule": "constant"})
     assert plateau_window(fixed) == (0.75, 1.0)
     # a curve flat before the penalty and rising under it is a plateau by this rule
     values = {"a/seed0": [0.1, 0.2, 0.3, 0.5, 0.5, 0.5, 0.6, 0.7]}
@@ -164,4 +175,4 @@ def test_the_confirming_figure_says_its_lines_are_means_over_replicates() -> Non
     (ax,) = fig.axes
     assert ax.get_ylabel().endswith("mean over replicates)")
     assert ax.get_title().startswith("Confirming tier: Learning curves at C = 1")
-    assert "plateau rule's window" in ax.get_title()
+    assert "(shaded: the last quarter)" in ax.get_title()

@@ -23,7 +23,7 @@ from zgain.params import CommonCVAEParams
 from zgain.report.context import Context
 from zgain.report.frontier import FRONTIER_METRICS
 from zgain.report.loading import per_run
-from zgain.report.plateau import mean_curves, plateau_window, validated
+from zgain.report.plateau import mean_curves, plateau_window, validated, window_name
 from zgain.report.registry import FRONTIER, POSITIONS
 from zgain.report.statistics import Interval
 from zgain.report.tables import DECOMPOSITION, ORACLE
@@ -290,7 +290,7 @@ def learning_figure(
     if math.isfinite(oracle_info):
         ax.axhline(oracle_info, color=ORACLE_COLOUR, linestyle=":", linewidth=2, label="oracle I*")
     ax.axvspan(window[0] * steps, window[1] * steps, color="grey", alpha=0.08)
-    shaded = "the last quarter" if window[1] >= 1.0 else "the plateau rule's window"
+    shaded = window_name(window)
     ax.set(
         xlabel="training step",
         ylabel=f"validation I^θ (nats/seq, mean over {over})",

@@ -1,6 +1,7 @@
 """Whether training reached a plateau: the headline rate's validation I^θ over the steps
-(docs/method.md#trained-to-a-plateau). The rule reads a window one quarter of training long:
-the last quarter, or the quarter before the rate target's exact penalty starts.
+(docs/method.md#trained-to-a-plateau). The rule reads a window one quarter of training long
+over which one mechanism holds the rate throughout: the last quarter, unless the rate target's
+exact penalty starts less than a quarter before it (then the quarter before the penalty).
 """
 
 from __future__ import annotations
@@ -21,18 +22,31 @@ QUANTITY = "val_z_information"
 LEARNING_FIGURE = "learning_curves.png"
 LEARNING_CONFIRMING_FIGURE = "learning_curves_confirming.png"  # the confirming runs' curves
 LAST_QUARTER = 0.75  # the plateau compares this fraction of training with its end
+QUARTER = 1.0 - LAST_QUARTER
+# the last quarter is read under the penalty when the penalty has held the rate for a quarter
+# before it: its switch-on (the rate pulled back to C) then lies outside the window
+SETTLED_BY = LAST_QUARTER - QUARTER
 PLATEAU_TOLERANCE = 0.01  # capture: the last quarter moves the top group's mean by at most this
 TOP = "top group"
 
 
 def plateau_window(common: CommonCVAEParams) -> tuple[float, float]:
-    """The window the rule reads, as shares of `common.steps`: the quarter that ends where the
-    rate target's penalty starts (when there is one), else the last quarter."""
+    """The window the rule reads, as shares of `common.steps`: the last quarter when no exact
+    penalty acts or it starts by SETTLED_BY (it holds the rate over the whole window and the
+    quarter before); else the quarter that ends where the penalty starts (the multiplier alone
+    holds the rate there). Either way the penalty's switch-on can neither make nor break a
+    plateau."""
     target = common.rate_target
-    if common.beta_schedule == "rate_target" and target.penalty > 0 and target.penalty_from < 1:
+    late = SETTLED_BY < target.penalty_from < 1
+    if common.beta_schedule == "rate_target" and target.penalty > 0 and late:
         end = target.penalty_from
-        return max(0.0, end - (1.0 - LAST_QUARTER)), end
+        return max(0.0, end - QUARTER), end
     return LAST_QUARTER, 1.0
+
+
+def window_name(window: tuple[float, float]) -> str:
+    """How the Findings and captions name the rule's window."""
+    return "the last quarter" if window[1] >= 1.0 else "the quarter before the rate's exact penalty"
 
 
 def last_validated(steps_seen: Sequence[int], limit: float, what: str, val_every: int) -> int:
@@ -128,9 +142,9 @@ def plateau_sentence(
     tier: str = "",
 ) -> str:
     """One line: how much the top group's mean moved over the rule's window, against the
-    tolerance (the window named when it ends before the last step: the penalty's quarter
-    follows it); with the `confirming` tier's table (`tier` naming its runs), the same for
-    those runs in a clause."""
+    tolerance (the window named: the last quarter, or the quarter before the rate's exact
+    penalty); with the `confirming` tier's table (`tier` naming its runs), the same for those
+    runs in a clause."""
     said = movement(table)
     if not said:
         return ""
@@ -146,19 +160,28 @@ def plateau_sentence(
             if other[2] == verdict
             else f"{verdict} (screening), {other[2]} (confirming)"
         )
+        names = [read_window(row), read_window(crow)]
+        named = names[0] if names[0] == names[1] else " (screening), ".join(names) + " (confirming)"
         return (
-            f"Training (the quarter before the rate's exact penalty): the top group's mean "
+            f"Training ({named}): the top group's mean "
             f"validation I^θ at {at} moved {moved} over {window} of {steps} (screening) and "
             f"{other[0]} over {other[1]} of {int(crow['steps'])} ({tier}): "
             f"{verdicts} ([curves]({figure}), [confirming curves](figures/"
             f"{LEARNING_CONFIRMING_FIGURE}), [table](tables/{PLATEAU_CONFIRMING.file}))."
         )
     if "steps" in row and pd.notna(row["steps"]) and int(row["step_to"]) < int(row["steps"]):
-        window += f" (the quarter before the rate's exact penalty, to step {int(row['steps'])})"
+        window += f" ({read_window(row)}, to step {int(row['steps'])})"
     return (
         f"Training: the top group's mean validation I^θ at {at} moved "
         f"{moved} over {window}: {verdict} ([curves]({figure}))."
     )
+
+
+def read_window(row: pd.Series) -> str:
+    """The name of the window a plateau row was read over: the last quarter when it ends at the
+    last validated step, else the quarter before the penalty."""
+    steps = int(row["steps"])
+    return window_name((int(row["step_from"]) / steps, int(row["step_to"]) / steps))
 
 
 def movement(table: pd.DataFrame) -> tuple[str, str, str] | None:

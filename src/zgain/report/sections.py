@@ -220,9 +220,9 @@ def figure_captions(coverage: Coverage) -> dict[str, str]:
         "learning_curves.png": (
             "At the headline rate, `val_z_information` at each validated step per variant, "
             "each line the mean over {seeds} per variant (no interval), beside the oracle's mean "
-            "I* (dotted); shaded: the plateau rule's window (the quarter before the rate's exact "
-            "penalty, else the last quarter), whose change the plateau table "
-            "(tables/plateau.csv) gives per variant and for the top group."
+            "I* (dotted); shaded: the plateau rule's window (the last quarter, or the quarter "
+            "before the rate's exact penalty when that starts late), whose change the plateau "
+            "table (tables/plateau.csv) gives per variant and for the top group."
         ),
         "learning_curves_confirming.png": (
             "The confirming tier's runs (the claims over bases rest on them): `val_z_information` "
