@@ -135,3 +135,24 @@ def test_the_readme_results_say_the_trained_steps_and_the_stability_views_column
     view = pd.read_csv(REPORTS / "examples" / "stability" / "verdicts.csv")
     columns = {int(run.split()[0]) for run in view["run"].unique()}
     assert confirming in columns and said == columns - {confirming}
+
+
+PLATEAU_CLAIM = re.compile(
+    r"the confirming runs (settle|do not settle) within the plateau rule over their last "
+    r"quarter, the screening runs (do|do not)\b"
+)
+
+
+def test_the_readme_results_say_which_tier_reached_the_plateau() -> None:
+    """Whether the README's Results say each tier settled is the committed plateau tables' top
+    group row (the rule's window, the last quarter under the default schedule)."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    results = " ".join(
+        readme[readme.index("## Results") : readme.index("## Your own data")].split()
+    )
+    confirming, screening = PLATEAU_CLAIM.search(results).groups()
+    for file, said in (("plateau_confirming.csv", confirming), ("plateau.csv", screening)):
+        table = pd.read_csv(REPORTS / "tables" / file)
+        top = table[table["variant"] == "top group"].iloc[0]
+        assert int(top["step_to"]) == int(top["steps"]), file  # the last quarter
+        assert bool(top["plateau"]) == (not said.startswith("do not")), file
