@@ -138,8 +138,8 @@ def test_the_readme_results_say_the_trained_steps_and_the_stability_views_column
 
 
 PLATEAU_CLAIM = re.compile(
-    r"the confirming runs (settle|do not settle) within the plateau rule over their last "
-    r"quarter, the screening runs (do|do not)\b"
+    r"the confirming runs (do not settle|settle) within the plateau rule over their last "
+    r"quarter, the screening runs (do not|do)\b"
 )
 
 
