@@ -156,3 +156,26 @@ def test_the_readme_results_say_which_tier_reached_the_plateau() -> None:
         top = table[table["variant"] == "top group"].iloc[0]
         assert int(top["step_to"]) == int(top["steps"]), file  # the last quarter
         assert bool(top["plateau"]) == (not said.startswith("do not")), file
+
+
+STABILITY_CLAIM = (
+    "both G^marg verdicts hold, the other comparisons stay undetermined, none flips or changes"
+)
+
+
+def test_the_readme_says_which_verdicts_hold_at_both_step_counts() -> None:
+    """The README's reading of the stability view is its verdicts.csv: the comparisons that hold
+    are exactly the two on G^marg, every other one is undetermined at every step count, and none
+    flips or changes with the steps."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    results = " ".join(
+        readme[readme.index("## Results") : readme.index("## Your own data")].split()
+    )
+    assert STABILITY_CLAIM in results
+    view = pd.read_csv(REPORTS / "examples" / "stability" / "verdicts.csv")
+    comparisons = view.drop_duplicates(["a", "b", "rate", "metric"])
+    held = comparisons[comparisons["agreement"] == "holds"]
+    assert len(held) == 2 and set(held["metric"]) == {"marginal_gain"}
+    rest = view.merge(held[["a", "b", "rate", "metric"]], how="left", indicator=True)
+    rest = rest[rest["_merge"] == "left_only"]
+    assert (rest["verdict"] == "undetermined").all() and (rest["agreement"] == "open").all()
