@@ -10,6 +10,7 @@ one, in README.md and docs/, sits in a paragraph that names it an older (or earl
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import re
@@ -137,7 +138,7 @@ def test_an_example_under_another_schedule_is_stale(tmp_path: Path) -> None:
     example = tmp_path / "ex"
     example.mkdir()
     (example / "run.json").write_text(json.dumps({"train_code_digest": digest}))
-    params = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
+    params = copy.deepcopy(TODAY)
     (example / "params.yaml").write_text(yaml.safe_dump(params))
     assert current("ex", {digest}, tmp_path)
     target = params["cvae"]["common"]["rate_target"]

@@ -53,22 +53,14 @@ def schedule_params(repo: Path, scratch: Path, steps: int, schedule: tuple[float
     return on_completed_run(repo, scratch, update)
 
 
-def evaluated(params: Params, variants: list[str], rate: float) -> bool:
-    """Whether every run of the schedule is already trained and evaluated."""
-    runs = [Run(v, rate, 0, params.base.screening) for v in variants]
-    return all(run.eval_metrics(params.paths.eval_dir).is_file() for run in runs)
-
-
 def measure(params: Params, variants: list[str]) -> dict:
-    """The plateau rows (last quarter, and the rule's window) and the test captures."""
-    rate = params.cvae.rates[0]
-    if not evaluated(params, variants, rate):
+    """The plateau rows (last quarter, and the rule's window) and the test captures; the runs
+    are trained and evaluated first unless every one already is."""
+    rate, base = params.cvae.rates[0], params.base.screening
+    files = {v: Run(v, rate, 0, base).eval_metrics(params.paths.eval_dir) for v in variants}
+    if not all(file.is_file() for file in files.values()):
         train_and_evaluate(params, variants, [0], f"schedule {params.paths.cvae_dir}")
-    base = params.base.screening
-    metrics = {
-        v: json.loads(Run(v, rate, 0, base).eval_metrics(params.paths.eval_dir).read_text())
-        for v in variants
-    }
+    metrics = {v: json.loads(file.read_text()) for v, file in files.items()}
     oracle_info = metrics[variants[0]]["oracle_info"]
     curve = learning_curves(params.paths.cvae_live, variants, rate, [0], QUANTITY, base)
     common = params.cvae.common
