@@ -71,5 +71,7 @@ def test_the_command_writes_the_view_and_refuses_one_step_count(tmp_path: Path) 
     assert list(dict.fromkeys(verdicts["run"])) == ["400 steps", "600 steps"]
     twice = CliRunner().invoke(app, ["stability-report", "--out", str(out), str(short), str(short)])
     assert twice.exit_code == 2 and "distinct steps, got steps [400, 400]" in twice.output
-    missing = CliRunner().invoke(app, ["stability-report", str(short), str(tmp_path / "none")])
+    missing = CliRunner().invoke(
+        app, ["stability-report", "--out", str(out), str(short), str(tmp_path / "none")]
+    )
     assert missing.exit_code == 2 and "missing" in missing.output

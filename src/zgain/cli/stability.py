@@ -4,7 +4,9 @@ Each RUN argument is a finished study's report folder holding its `params.yaml` 
 `reports/examples/confirm4500`, kept by examples/keep_report.sh), or the repository's own
 `reports/`, whose params.yaml is the repository's. Writes summary.md and
 verdicts.csv (every comparison of tables/procedure.csv present in every run, per run, with its
-agreement across runs) into OUT, each file atomically (zgain.report.side_by_side).
+agreement across runs) into OUT, each file atomically (zgain.report.side_by_side). Without
+`--out` it writes to the committed example folder, and refuses when that would overwrite a file
+git tracks (zgain.cli.worlds.output_folder).
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ import pandas as pd
 import typer
 import yaml
 
-from zgain.cli.worlds import TABLES, write_text
+from zgain.cli.worlds import TABLES, output_folder, write_text
 from zgain.core.errors import DataError
 from zgain.core.io import atomic_path
 from zgain.report.side_by_side import Trained, stability_markdown, stability_table
 
 PROCEDURE = "procedure.csv"
+DEFAULT_OUT = Path("reports/examples/stability")
+WRITES = ("summary.md", "verdicts.csv")
 
 
 def read_trained(folder: Path) -> Trained:
@@ -52,12 +56,14 @@ def read_trained(folder: Path) -> Trained:
 
 def stability_report(
     runs: Annotated[list[Path], typer.Argument(help="each run's report folder (2 or more)")],
-    out: Annotated[Path, typer.Option(help="folder the view is written to")] = Path(
-        "reports/examples/stability"
-    ),
+    out: Annotated[
+        Path | None,
+        typer.Option(help=f"folder the view is written to [default: {DEFAULT_OUT}, if untracked]"),
+    ] = None,
 ) -> None:
     """Lay each comparison's verdict over bases per step count side by side and say which hold
     at every step count."""
+    out = output_folder(out, DEFAULT_OUT, WRITES, "zgain stability-report")
     try:
         loaded = sorted((read_trained(folder) for folder in runs), key=lambda r: r.steps)
     except DataError as err:

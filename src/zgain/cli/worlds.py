@@ -5,12 +5,14 @@ folder of a run on another world, copied beside the others: docs/usage.md#severa
 Writes summary.md, verdicts.csv (every comparison present on every world, per world, with its
 agreement across worlds) and worlds.csv (knobs, bases, base steps and excess, mean I*, i*_t by
 position) into OUT,
-each file atomically (zgain.report.side_by_side).
+each file atomically (zgain.report.side_by_side). Without `--out` it writes to the committed
+example folder, and refuses when that would overwrite a file git tracks (`tracked_outputs`).
 """
 
 from __future__ import annotations
 
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -25,6 +27,8 @@ from zgain.report.side_by_side import World, verdicts_across, view_markdown, wor
 
 TABLES = "tables"
 NEEDED = ("procedure.csv", "information_by_position.csv", "runs.csv", "bases.csv")
+DEFAULT_OUT = Path("reports/examples/worlds")
+WRITES = ("summary.md", "verdicts.csv", "worlds.csv")
 
 
 def read_world(folder: Path) -> World:
@@ -53,6 +57,37 @@ def read_world(folder: Path) -> World:
     )
 
 
+def tracked_outputs(paths: list[Path]) -> list[str]:
+    """Those of `paths` that git tracks in the working directory's repository (none outside a
+    git checkout, or without git)."""
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "--", *map(str, paths)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:
+        return []
+    return done.stdout.split() if done.returncode == 0 else []
+
+
+def output_folder(out: Path | None, default: Path, writes: tuple[str, ...], command: str) -> Path:
+    """`out` when given; else `default`, unless a file the command writes there is tracked by
+    git: a committed example is replaced only by naming it with `--out` (exit 2 otherwise)."""
+    if out is not None:
+        return out
+    tracked = tracked_outputs([default / name for name in writes])
+    if tracked:
+        typer.echo(
+            f"error: {command} would overwrite committed files ({', '.join(tracked)}): pass "
+            f"--out FOLDER (--out {default} to replace the committed example on purpose)",
+            err=True,
+        )
+        sys.exit(2)
+    return default
+
+
 def write_text(text: str, path: Path) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text)
@@ -60,15 +95,17 @@ def write_text(text: str, path: Path) -> None:
 
 def worlds_report(
     worlds: Annotated[list[Path], typer.Argument(help="each world's report folder (2 or more)")],
-    out: Annotated[Path, typer.Option(help="folder the view is written to")] = Path(
-        "reports/examples/worlds"
-    ),
+    out: Annotated[
+        Path | None,
+        typer.Option(help=f"folder the view is written to [default: {DEFAULT_OUT}, if untracked]"),
+    ] = None,
 ) -> None:
     """Lay each comparison's verdict over bases per world side by side; say which hold on every
     world, which flip and where; give each world's i*_t by position."""
     if len(worlds) < 2:
         typer.echo(f"error: needs at least 2 worlds, got {len(worlds)}", err=True)
         sys.exit(2)
+    out = output_folder(out, DEFAULT_OUT, WRITES, "zgain worlds-report")
     names = [w.name for w in worlds]
     if len(set(names)) != len(names):
         typer.echo(f"error: world folders must have distinct names, got {names}", err=True)
