@@ -143,3 +143,51 @@ def test_a_pairs_block_with_a_real_mistake_keeps_its_own_line(
     data = {**pairs_params(str(file), oracle=False), "tokeniser": "char"}
     [line] = lines_for(tmp_path, with_data(default_params_raw, data))
     assert line.startswith("data.tokeniser: unknown key (known: file, format, key_column")
+
+
+def test_a_pairs_file_too_small_to_split_names_its_rows_splits_and_minimum(
+    tmp_path: Path, default_params_raw: dict
+) -> None:
+    """Three rows pass the header check, and `generate` would fail on an empty split: the
+    refusal comes before any stage, with the file's numbers."""
+    file = Path("pairs/three.tsv")
+    toy_pairs().head(3).to_csv(write_toy_pairs(file), sep="\t", index=False)
+    raw = with_data(default_params_raw, pairs_params(str(file), oracle=True))
+    assert lines_for(tmp_path, raw) == [
+        f"data.file: {file} has 3 rows (3 distinct keys), split train 1, val 1, test 1 by "
+        "data.val_fraction 0.2 and data.test_fraction 0.25: the train and val and test splits "
+        "must hold at least 2 rows (more rows, or other fractions)"
+    ]
+
+
+def test_the_split_sizes_are_generates_own(default_params_raw: dict) -> None:
+    from types import SimpleNamespace
+
+    from zgain.params import parse_params
+    from zgain.preflight import split_sizes
+    from zgain.world.pairs import split_rows
+
+    frame = toy_pairs()
+    data = parse_params(
+        with_data(default_params_raw, pairs_params("pairs/toy.tsv", oracle=True))
+    ).data
+    rows = split_rows(SimpleNamespace(keys=frame["word"].to_numpy()), data)
+    assert split_sizes(frame["word"].tolist(), data) == {k: len(v) for k, v in rows.items()}
+
+
+def test_an_even_number_of_rates_without_an_oracle_is_refused(
+    tmp_path: Path, default_params_raw: dict
+) -> None:
+    file = write_toy_pairs(Path("pairs/toy.tsv"))
+    raw = with_data(default_params_raw, pairs_params(str(file), oracle=False))
+    assert raw["cvae"]["rates"] == [0.25, 0.5, 1.0, 2.0]
+    assert lines_for(tmp_path, raw) == [
+        "cvae.rates: 4 rates (0.25, 0.5, 1, 2) and no oracle (data.oracle: null): the headline "
+        "rate is the middle rate, and an even number has two (0.5 and 1); list an odd number "
+        "of rates, the headline in the middle, got 4"
+    ]
+    raw["cvae"]["rates"] = [0.25, 0.5, 1.0]  # an odd number passes
+    assert lines_for(tmp_path, raw) == []
+    oracle = with_data(default_params_raw, pairs_params(str(file), oracle=True))
+    oracle["cvae"]["rates"] = [0.25, 0.5, 1.0, 2.0]  # the oracle's I* chooses the headline
+    assert lines_for(tmp_path, oracle) == []

@@ -5,17 +5,23 @@ switched without replacing the rest of the block (one hint instead of a line per
 other source), a test split too small for the probe's split (blamed on `data.n_test` with the
 values that would pass, not on the fraction alone), and the pairs file's header (a column that
 params name but the file lacks, or a Parquet column of the wrong type, named by its key and the
-file), which `generate` would otherwise find only once DVC has started it. Only `check_params`
-imports this module.
+file), which `generate` would otherwise find only once DVC has started it. For a pairs file
+whose header is right, two more: splits too small to train or test (`split_size_errors`), and
+an even number of target rates without an oracle, where the headline rate would silently be the
+lower of the two middle ones (`headline_rate_errors`). Only `check_params` imports this module.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
-from zgain.params import DataParams, PairsParams
+import numpy as np
+
+from zgain.core.errors import DataError, ParamsError
+from zgain.params import PARAMS_FILE, DataParams, PairsParams, read_yaml
 
 SOURCE_BLOCKS = {"synthetic": DataParams, "pairs": PairsParams}
 SEPARATORS = {"csv": ",", "tsv": "\t"}
@@ -27,6 +33,9 @@ BLOCK_DOCS = {
 # A held-out share inside these bounds is taken as meant, so a too-small probe split is blamed
 # on the test split's size; a share outside them is blamed itself.
 USUAL_SHARES = (0.1, 0.9)
+# The fewest examples a split may hold: the test split's intervals over examples need two, and
+# a train or validation split of one example trains or stops on a single pair.
+MIN_SPLIT_ROWS = 2
 _DATA_KEY = re.compile(r"^data\.(\w+): (missing required key|unknown key \(known: [^)]*\))$")
 _PROBE = re.compile(
     r"^evaluate\.probe_test_fraction: must leave at least one example per strategy \((\d+)\) "
@@ -103,10 +112,90 @@ def _probe_fits(n_test: int, fraction: float, classes: int) -> bool:
     return min(held_out, n_test - held_out) >= classes
 
 
-def pairs_header_errors(data: PairsParams) -> list[str]:
+def pairs_header_errors(data: PairsParams, rates: Sequence[float] | None = None) -> list[str]:
+    """What is wrong with the pairs file before `generate` reads it: each column that params
+    name and the file lacks (or, in Parquet, holds with the wrong type), one line naming its
+    key, the file and the file's columns; with a right header, splits too small to use and an
+    undeclared headline rate. `rates`: cvae.rates (None: those of params.yaml in the working
+    directory, the file check_params validates, which passes the data block alone)."""
+    lines = _header_errors(data)
+    if lines:
+        return lines
+    if rates is None:
+        rates = _params_rates(PARAMS_FILE)
+    return split_size_errors(data) + headline_rate_errors(rates, data)
+
+
+def _params_rates(path: str | Path) -> list[float]:
+    """cvae.rates of a params file ([] when it has none to read: the schema reports that)."""
+    try:
+        raw = read_yaml(path)
+    except ParamsError:
+        return []
+    cvae = raw.get("cvae") if isinstance(raw, dict) else None
+    rates = cvae.get("rates") if isinstance(cvae, dict) else None
+    return list(rates) if isinstance(rates, list) else []
+
+
+def headline_rate_errors(rates: Sequence[float], data: PairsParams) -> list[str]:
+    """Without an oracle the headline rate is the middle of the sorted rates
+    (zgain.report.frontier.headline_rate); an even number of rates has no middle one, and the
+    report would take the lower of the two without saying so. Params have no field to declare
+    the headline, so the remedy is an odd number of rates."""
+    if data.oracle is not None or not rates or len(rates) % 2:
+        return []
+    ordered = sorted(rates)
+    low, high = ordered[len(ordered) // 2 - 1], ordered[len(ordered) // 2]
+    listed = ", ".join(f"{r:g}" for r in rates)
+    return [
+        f"cvae.rates: {len(rates)} rates ({listed}) and no oracle (data.oracle: null): the "
+        f"headline rate is the middle rate, and an even number has two ({low:g} and {high:g}); "
+        f"list an odd number of rates, the headline in the middle, got {len(rates)}"
+    ]
+
+
+def split_sizes(keys: Sequence[str], data: PairsParams) -> dict[str, int]:
+    """The rows of each split as `generate` cuts them (zgain.world.pairs.split_rows): the
+    distinct keys shuffled by data.seed, cut by the fractions, every row with its key."""
+    unique, inverse = np.unique(np.asarray(keys, dtype=str), return_inverse=True)
+    order = np.random.default_rng(data.seed).permutation(len(unique))
+    n_test = int(round(data.test_fraction * len(unique)))
+    n_val = int(round(data.val_fraction * len(unique)))
+    where = np.zeros(len(unique), dtype=np.int64)
+    where[order[:n_test]] = 2
+    where[order[n_test : n_test + n_val]] = 1
+    counts = np.bincount(where[inverse], minlength=3)
+    return {"train": int(counts[0]), "val": int(counts[1]), "test": int(counts[2])}
+
+
+def split_size_errors(data: PairsParams) -> list[str]:
+    """One line when a split of the pairs file would hold fewer than MIN_SPLIT_ROWS rows,
+    naming the file's rows and distinct keys, every split's size, the fractions and the
+    minimum. Reads the file (the key column decides the splits)."""
+    from zgain.world.pairs import read_frame
+
+    try:
+        frame = read_frame(data)
+    except DataError as err:
+        return [f"data.file: {err}"]
+    key = data.x_column if data.key_column is None else data.key_column
+    keys = frame[key].map(str).to_numpy()
+    sizes = split_sizes(keys, data)
+    small = [name for name, n in sizes.items() if n < MIN_SPLIT_ROWS]
+    if not small:
+        return []
+    listed = ", ".join(f"{name} {n}" for name, n in sizes.items())
+    return [
+        f"data.file: {data.file} has {len(keys)} rows ({len(set(keys))} distinct keys), split "
+        f"{listed} by data.val_fraction {data.val_fraction:g} and data.test_fraction "
+        f"{data.test_fraction:g}: the {' and '.join(small)} split{'s' * (len(small) > 1)} "
+        f"must hold at least {MIN_SPLIT_ROWS} rows (more rows, or other fractions)"
+    ]
+
+
+def _header_errors(data: PairsParams) -> list[str]:
     """Each column that params name and the pairs file lacks (or, in Parquet, holds with the
-    wrong type), one line naming its key, the file and the file's columns. Reads the header
-    only: a CSV/TSV file's first line, a Parquet file's schema."""
+    wrong type). Reads the header only: a CSV/TSV file's first line, a Parquet file's schema."""
     path = Path(data.file)
     kind = data.format if data.format != "auto" else path.suffix.lower().lstrip(".")
     if kind not in ("parquet", *SEPARATORS):

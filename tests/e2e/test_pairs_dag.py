@@ -23,6 +23,8 @@ def pairs_project(root: Path, *, oracle: bool) -> Path:
     raw["cvae"]["seeds"] = [0]  # one group per variant: the sections, not the verdicts, matter
     raw["base"]["seeds"] = [0]  # one base: no comparisons over bases
     raw["cvae"]["confirm"]["bases"] = []
+    if not oracle:  # the headline is the middle rate: check_params refuses an even number
+        raw["cvae"]["rates"] = [0.5, 1.0, 2.0]
     repo = make_project(root, raw)
     write_toy_pairs(repo / "pairs" / "toy.tsv")
     commit(repo, "toy pairs")
