@@ -34,8 +34,7 @@ from stages import evaluate, normalizer, surprisal, train_base, train_cvae
 from zgain.core.runs import Group
 from zgain.params import Params, parse_params
 from zgain.report.markdown import markdown_table, percent, sigma_cell
-from zgain.report.procedure import detectable_difference, seeds_per_base
-from zgain.report.statistics import POWER
+from zgain.stats.power import POWER, detectable_difference, seeds_per_base
 
 RESULTS = Path(__file__).with_name("design-results.md")
 SCRATCH_KEYS = ("bases_dir", "base_live", "surprisal_dir", "normalizer_dir", "cvae_dir")

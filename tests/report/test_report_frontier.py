@@ -20,7 +20,7 @@ from zgain.report.frontier import (
 )
 from zgain.report.loading import EvalResults
 from zgain.report.sections import twin_conclusion
-from zgain.report.statistics import t_quantile
+from zgain.stats.intervals import t_quantile
 
 SEEDS = (0, 1, 2)
 

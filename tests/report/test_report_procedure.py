@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
 from zgain.report.markdown import NOT_SEPARABLE, sigma_cell, sigma_cells
 from zgain.report.procedure import (
-    detectable_difference,
     procedure_interval,
-    seeds_per_base,
     variance_components,
 )
 
@@ -143,73 +140,3 @@ def test_one_base_gives_no_interval() -> None:
     assert result.interval.mean == pytest.approx(1.5) and result.interval.n == 1
     assert result.per_base == {7: pytest.approx(1.5)}
     assert result.n_replicates == 2
-
-
-def test_detectable_difference_approaches_the_normal_formula() -> None:
-    b = 100_000
-    se = math.sqrt(1.0**2 + 2.0**2 / 4) / math.sqrt(b)
-    normal = (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) * se
-    delta = detectable_difference(1.0, 2.0, b, 4, 0.95)
-    assert delta == pytest.approx(normal, rel=1e-3)
-
-
-def test_detectable_difference_has_the_requested_power() -> None:
-    b, k, sigma_b, sigma_w = 5, 3, 0.5, 1.2
-    se = math.sqrt(sigma_b**2 + sigma_w**2 / k) / math.sqrt(b)
-    delta = detectable_difference(sigma_b, sigma_w, b, k, 0.95, power=0.8)
-    critical = stats.t.ppf(0.975, b - 1)
-    nc = delta / se
-    power = stats.nct.sf(critical, b - 1, nc) + stats.nct.cdf(-critical, b - 1, nc)
-    assert power == pytest.approx(0.8, abs=1e-9)
-    # And by simulation of the per-base means, N(Δ, σ_B² + σ_W²/k), tested with scipy's t-test.
-    rng = np.random.default_rng(0)
-    means = rng.normal(delta, se * math.sqrt(b), size=(20_000, b))
-    rejected = stats.ttest_1samp(means, 0.0, axis=1).pvalue < 0.05
-    assert rejected.mean() == pytest.approx(0.8, abs=0.015)
-
-
-def test_detectable_difference_shrinks_with_more_bases_and_scales_with_sigma() -> None:
-    deltas = [detectable_difference(1.0, 1.0, b, 2, 0.95) for b in range(2, 12)]
-    assert all(a > b > 0 for a, b in zip(deltas, deltas[1:], strict=False))
-    doubled = detectable_difference(2.0, 2.0, 6, 2, 0.95)
-    assert doubled == pytest.approx(2 * detectable_difference(1.0, 1.0, 6, 2, 0.95), rel=1e-9)
-
-
-def test_detectable_difference_undefined_and_invalid() -> None:
-    assert math.isnan(detectable_difference(1.0, 1.0, 1, 2, 0.95))
-    assert math.isnan(detectable_difference(math.nan, 1.0, 5, 2, 0.95))
-    # one seed per base: σ_W undefined, σ_B the whole spread of the per-base means
-    assert detectable_difference(1.0, math.nan, 5, 1, 0.95) == detectable_difference(
-        1.0, 0.0, 5, 1, 0.95
-    )
-    assert detectable_difference(0.0, 0.0, 5, 2, 0.95) == 0.0
-    assert detectable_difference(1.0, 1.0, 5, 2, 0.95, power=0.04) == 0.0  # below α = 0.05
-    for power in (0.0, 1.0, 1.5):
-        with pytest.raises(ValueError):
-            detectable_difference(1.0, 1.0, 5, 2, 0.95, power=power)
-    for k in (0, -1.0):
-        with pytest.raises(ValueError):
-            detectable_difference(1.0, 1.0, 5, k, 0.95)
-
-
-def test_seeds_per_base_by_hand() -> None:
-    assert seeds_per_base(4.0, 1.0, 1.0, 2.0) == pytest.approx(4.0)  # √(4·4 / (1·1))
-    assert seeds_per_base(1.0, 9.0, 2.0, 3.0) == pytest.approx(0.5)  # √(1·9 / (9·4))
-    assert seeds_per_base(1.0, 1.0, 0.0, 1.0) == math.inf
-
-
-def test_seeds_per_base_minimises_variance_times_cost() -> None:
-    c_base, c_seed, sigma_b, sigma_w = 10.0, 1.0, 0.3, 1.5
-    k = seeds_per_base(c_base, c_seed, sigma_b, sigma_w)
-
-    def variance_at_unit_budget(k: float) -> float:
-        return (sigma_b**2 + sigma_w**2 / k) * (c_base + k * c_seed)
-
-    assert variance_at_unit_budget(k) < variance_at_unit_budget(0.9 * k)
-    assert variance_at_unit_budget(k) < variance_at_unit_budget(1.1 * k)
-
-
-def test_seeds_per_base_rejects_non_positive_costs() -> None:
-    for costs in ((0.0, 1.0), (1.0, 0.0), (-1.0, 1.0)):
-        with pytest.raises(ValueError):
-            seeds_per_base(*costs, 1.0, 1.0)

@@ -17,8 +17,9 @@ from zgain.evaluate.schema import KL_TARGET_KEY
 from zgain.report.controller import outside_tolerance
 from zgain.report.loading import EvalResults
 from zgain.report.registry import ADJUSTMENT
-from zgain.report.statistics import Interval, finite_mean, half_width
 from zgain.report.tables import SEEDS
+from zgain.stats.intervals import Interval, finite_mean
+from zgain.stats.intervals import jackknife as stats_jackknife
 
 ADJUSTED_METRICS = ("z_information", "capture", "marginal_gain")
 """The metrics adjusted to exactly the target rate, and the ones the verdicts compare."""
@@ -155,16 +156,13 @@ def jackknife(
 ) -> tuple[Interval, float]:
     """`estimate(adjusted)` with a leave-one-seed-out jackknife interval over the seeds `used`
     (positions in seed order that define the estimate): each replicate redoes the adjustment
-    without one seed, so the slope's own uncertainty enters; SE² = (n−1)/n · Σ (θ_(j) − θ̄)²,
-    interval mean ± t_{(1+c)/2, n−1} · SE. Returns (interval, SE); no interval with n < 2."""
+    without one seed, so the slope's own uncertainty enters (zgain.stats.intervals.jackknife).
+    Returns (interval, SE); no interval with n < 2."""
     theta = float(estimate(adjusted))
-    n = len(used)
-    if not math.isfinite(theta) or n < 2:
-        return Interval.point(theta, n), math.nan
-    replicates = np.array([float(estimate(adjusted.without_seed(j))) for j in used])
-    se = math.sqrt((n - 1) / n * float(((replicates - replicates.mean()) ** 2).sum()))
-    half = half_width(se, n, confidence)
-    return Interval(theta, theta - half, theta + half, n), se
+    if not math.isfinite(theta) or len(used) < 2:
+        return Interval.point(theta, len(used)), math.nan
+    replicates = [float(estimate(adjusted.without_seed(j))) for j in used]
+    return stats_jackknife(theta, replicates, confidence)
 
 
 def finite_seeds(values: np.ndarray) -> list[int]:

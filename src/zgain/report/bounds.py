@@ -6,9 +6,8 @@ t-interval with it keeps its coverage; a ratio whose denominator's interval hold
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
-from zgain.report.statistics import Interval
+from zgain.stats.intervals import Interval, clip
 
 UNIT = (0.0, 1.0)
 NON_NEGATIVE = (0.0, math.inf)
@@ -44,7 +43,4 @@ def metric_bounds(metric: str, latent_dim: int | None = None) -> tuple[float, fl
 
 def clip_to_bounds(stats: Interval, metric: str, latent_dim: int | None = None) -> Interval:
     """`stats` with its interval intersected with the metric's range (the mean is inside it)."""
-    low, high = metric_bounds(metric, latent_dim)
-    if not stats.has_interval:
-        return stats
-    return replace(stats, low=min(max(stats.low, low), high), high=max(min(stats.high, high), low))
+    return clip(stats, *metric_bounds(metric, latent_dim))

@@ -66,7 +66,6 @@ from zgain.report.registry import (
 from zgain.report.sections import (
     FIGURES_DIR,
 )
-from zgain.report.statistics import finite_mean
 from zgain.report.summary import glossary_names, summary_markdown
 from zgain.report.tables import (
     DECOMPOSITION,
@@ -77,6 +76,7 @@ from zgain.report.tables import (
     seed_table,
 )
 from zgain.report.verdicts import half_width_table, verdict_table
+from zgain.stats.intervals import finite_mean
 
 METRICS_FILE, CAPTURE_FILE = "metrics.json", "capture.json"  # capture.json: the DVC metric
 SUMMARY_FILE, PLOTS_DIR = "summary.md", "plots"

@@ -41,16 +41,17 @@ from zgain.report.registry import (
     VERDICTS,
 )
 from zgain.report.scope import one_base, world_sentence
-from zgain.report.statistics import (
+from zgain.report.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
+from zgain.stats.power import POWER
+from zgain.stats.rule import (
     BETTER,
     EQUIVALENT,
     MIN_SEEDS,
-    POWER,
     UNDETERMINED,
     WORSE,
     alpha_of,
+    tost_level,
 )
-from zgain.report.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
 
 POSITION_FIGURE = "figures/information_by_position.png"
 RULE_LINK = "[Rule](../docs/method.md#verdicts)"
@@ -74,7 +75,7 @@ def verdict_cell(
     equivalent one shows the (1 − 2α) interval it was decided on, α = 1 − confidence."""
     text = fmt(row["mean_diff"], signed=True)
     if row["verdict"] == EQUIVALENT and pd.notna(row["tost_low"]):
-        tost = percent(1 - 2 * alpha_of(confidence))
+        tost = percent(tost_level(confidence))
         tost += " " + bracket(row["tost_low"], row["tost_high"], signed=True)
         return f"{text} ≈ {tost}" if interval else f"{text} ≈"
     if interval and pd.notna(row["low"]):
@@ -271,8 +272,8 @@ def rule_sentence(ctx: Context) -> str:
     return (
         f"*{RULE_LINK}: each variant − {report.baseline_variant} (and `report.pairs`) at exactly "
         f"C, jackknife intervals, {excluded} runs >{RATE_TOLERANCE:.0%} off C left out; ≈ if the "
-        f"{percent(1 - 2 * alpha)} interval is inside ±δ ({deltas}), else ▲/▼ if Holm over "
-        f"{family} rejects at {percent(alpha)}.*"
+        f"{percent(tost_level(report.confidence))} interval is inside ±δ ({deltas}), else ▲/▼ if "
+        f"Holm over {family} rejects at {percent(alpha)}.*"
     )
 
 
@@ -317,7 +318,7 @@ def verdicts_section(ctx: Context) -> list[str]:
         title = f"Δ {LABELS[metric]} (a − b) at each target rate"
         note = (
             f"Rule of the Findings; {legend(confidence)} ({NEEDED}). Intervals: "
-            f"{percent(confidence)}, jackknife. The {percent(1 - 2 * alpha_of(confidence))} TOST "
+            f"{percent(confidence)}, jackknife. The {percent(tost_level(confidence))} TOST "
             "interval, p and Holm p of each cell are in tables/verdicts.csv."
             if i == 0
             else f"As Table ⟦{VERDICTS.name}⟧."

@@ -10,14 +10,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 import pandas as pd
 
 from zgain.cvae.terms import TERMS, formula
-from zgain.report.statistics import (
-    BETTER,
-    EQUIVALENT,
-    UNDETERMINED,
-    WORSE,
-    Interval,
-    alpha_of,
-)
+from zgain.stats.intervals import Interval
+from zgain.stats.rule import BETTER, EQUIVALENT, UNDETERMINED, WORSE, tost_level
 
 DIGITS = 3
 NA = "n/a"  # an undefined value
@@ -68,7 +62,7 @@ def method_label(n_seeds: int, confidence: float) -> str:
 
 def legend(confidence: float) -> str:
     """The verdict marks, with the level of the TOST interval behind ≈ (1 − 2α)."""
-    tost = percent(1.0 - 2.0 * alpha_of(confidence))
+    tost = percent(tost_level(confidence))
     return f"▲ better ▼ worse ≈ equivalent ({tost} interval) ? undetermined"
 
 

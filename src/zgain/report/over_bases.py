@@ -27,7 +27,8 @@ from zgain.report.markdown import (
 )
 from zgain.report.procedure import PROCEDURE_METRICS
 from zgain.report.registry import BASES, MISMATCH, PROCEDURE
-from zgain.report.statistics import BETTER, EQUIVALENT, POWER, UNDETERMINED, WORSE
+from zgain.stats.power import POWER
+from zgain.stats.rule import BETTER, EQUIVALENT, UNDETERMINED, WORSE
 
 
 def _replicates(bases: Sequence[BaseRuns]) -> str:

@@ -16,7 +16,7 @@ from zgain.core.runs import rate_label
 from zgain.params import CommonCVAEParams, Params
 from zgain.report.markdown import bracket, fmt, plural
 from zgain.report.registry import PLATEAU, PLATEAU_CONFIRMING
-from zgain.report.statistics import t_interval
+from zgain.stats.intervals import t_interval
 
 QUANTITY = "val_z_information"
 LEARNING_FIGURE = "learning_curves.png"

@@ -21,37 +21,13 @@ from zgain.params import Params
 from zgain.report.adjust import Adjusted
 from zgain.report.bases import BaseRuns, comparisons, mismatch_table, replicates
 from zgain.report.registry import BASES, MISMATCH, PROCEDURE
-from zgain.report.statistics import (
-    POWER,
-    Evidence,
-    Interval,
-    decide,
-    detectable_noncentrality,
-    mean_se,
-    spread_upper_bound,
-    t_interval,
-)
+from zgain.stats.intervals import Interval, mean_se, t_interval
+from zgain.stats.power import VarianceComponents, components_of_moments, detectable_difference
+from zgain.stats.rule import Evidence, decide
 
 COLUMNS = ("base", "seed", "value")
 PROCEDURE_METRICS = ("capture", "marginal_gain")
 """The metrics compared over bases: the verdict table's two."""
-
-
-@dataclass(frozen=True)
-class VarianceComponents:
-    """σ_B, σ_W (units of the values), the degrees of freedom of the pooled σ_W², and each σ's
-    one-sided upper confidence bound (NaN where undefined)."""
-
-    sigma_b: float
-    sigma_w: float
-    df_w: int
-    sigma_b_upper: float = math.nan
-    sigma_w_upper: float = math.nan
-
-    @property
-    def separable(self) -> bool:
-        """True when some base has ≥ 2 replicates, so σ_W (and σ_B apart from it) is estimable."""
-        return self.df_w > 0
 
 
 @dataclass(frozen=True)
@@ -74,27 +50,14 @@ def _finite(values: pd.DataFrame) -> pd.DataFrame:
 
 
 def variance_components(values: pd.DataFrame, confidence: float) -> VarianceComponents:
-    """σ_B and σ_W of `values` (one row per replicate, NaN values dropped), in value units, with
-    their one-sided upper bounds at level `confidence` (the module's formulas).
-
-    σ_W pools the bases with ≥ 2 finite replicates (NaN when none); σ_B is NaN with fewer than 2
-    bases and clipped at 0 when the per-base means spread less than σ_W alone predicts; a NaN
-    σ_W counts as 0 in σ_B (every base has one replicate: σ_B is then the SD of the values).
-    """
+    """σ_B and σ_W of `values` (one row per replicate, NaN values dropped) with their one-sided
+    upper bounds at level `confidence`: zgain.stats.power.components_of_moments of each base's
+    count, mean and variance."""
     groups = _finite(values).groupby("base")["value"]
     k = groups.size().to_numpy(dtype=np.float64)
-    means = groups.mean().to_numpy()
-    variances = groups.var(ddof=1).to_numpy()
-    pooled = k >= 2
-    df_w = int((k[pooled] - 1).sum())
-    var_w = float(((k[pooled] - 1) * variances[pooled]).sum() / df_w) if df_w else math.nan
-    w_upper = spread_upper_bound(math.sqrt(var_w), df_w + 1, confidence)
-    if means.size < 2:
-        return VarianceComponents(math.nan, math.sqrt(var_w), df_w, math.nan, w_upper)
-    expected_w = float(np.mean((0.0 if math.isnan(var_w) else var_w) / k))
-    var_b = max(0.0, float(means.var(ddof=1)) - expected_w)
-    b_upper = spread_upper_bound(float(means.std(ddof=1)), means.size, confidence)
-    return VarianceComponents(math.sqrt(var_b), math.sqrt(var_w), df_w, b_upper, w_upper)
+    return components_of_moments(
+        k, groups.mean().to_numpy(), groups.var(ddof=1).to_numpy(), confidence
+    )
 
 
 def procedure_interval(values: pd.DataFrame, confidence: float) -> ProcedureInterval:
@@ -111,51 +74,6 @@ def procedure_interval(values: pd.DataFrame, confidence: float) -> ProcedureInte
         n_replicates=len(finite),
         per_base=per_base,
     )
-
-
-def detectable_difference(
-    sigma_b: float,
-    sigma_w: float,
-    n_bases: int,
-    seeds_per_base: float,
-    confidence: float,
-    power: float = POWER,
-) -> float:
-    """Smallest |Δ| (value units) that the two-sided t-test over n_bases per-base means, each of
-    seeds_per_base seeds, at level 1 − confidence detects with probability `power`.
-
-    NaN when n_bases < 2 or σ_B is NaN; 0 when power ≤ 1 − confidence (Δ = 0 already rejects
-    that often) or both σ are 0. A NaN σ_W (one seed per base) counts as 0: σ_B is then the
-    whole spread of the per-base means (`variance_components`), which is what the test uses.
-    """
-    if not 0.0 < power < 1.0:
-        raise ValueError(f"power must be in (0, 1), got {power}")
-    if not seeds_per_base > 0:
-        raise ValueError(f"seeds_per_base must be positive, got {seeds_per_base}")
-    if n_bases < 2 or math.isnan(sigma_b):
-        return math.nan
-    if math.isnan(sigma_w):
-        sigma_w = 0.0
-    se = math.sqrt(sigma_b**2 + sigma_w**2 / seeds_per_base) / math.sqrt(n_bases)
-    if se == 0.0:
-        return 0.0
-    return detectable_noncentrality(n_bases, confidence, power) * se
-
-
-def seeds_per_base(
-    cost_base: float, cost_replicate: float, sigma_b: float, sigma_w: float
-) -> float:
-    """k* = √(c_B σ_W² / (c_s σ_B²)): the seeds per base that minimise the variance of the grand
-    mean, (σ_B² + σ_W²/k) / b, for a fixed budget b (c_B + k c_s).
-
-    c_B (cost_base) is the cost of one base, c_s (cost_replicate) of one seed on it, in the same
-    units; inf when σ_B = 0 (only seeds reduce the variance).
-    """
-    if not (cost_base > 0 and cost_replicate > 0):
-        raise ValueError(f"costs must be positive, got {cost_base} and {cost_replicate}")
-    if sigma_b == 0.0:
-        return math.inf
-    return math.sqrt(cost_base * sigma_w**2 / (cost_replicate * sigma_b**2))
 
 
 def procedure_table(

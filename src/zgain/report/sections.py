@@ -33,8 +33,8 @@ from zgain.report.markdown import (
     plural,
 )
 from zgain.report.registry import FRONTIER, RATE_CHECK, TWINS, VERDICTS
-from zgain.report.statistics import BETTER, EQUIVALENT, WORSE
 from zgain.report.tables import SEEDS
+from zgain.stats.rule import BETTER, EQUIVALENT, WORSE
 
 FIGURES_DIR = "figures"
 

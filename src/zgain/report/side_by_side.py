@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from zgain.report.markdown import fmt, fmt_stats, frame_table, markdown_table, percent, pivot
-from zgain.report.statistics import BETTER, UNDETERMINED, WORSE
+from zgain.stats.rule import BETTER, UNDETERMINED, WORSE
 
 KNOBS = ("prefix", "decoy_positions", "decoy_noise")
 """The world's keys of `data` the view names (docs/method.md#world-knobs)."""

@@ -18,7 +18,7 @@ from zgain.core.runs import rate_label
 from zgain.report.bounds import RATIO_DENOMINATORS, clip_to_bounds
 from zgain.report.loading import SPLIT_KEYS, EvalResults
 from zgain.report.registry import CELLS, STRATEGIES
-from zgain.report.statistics import Interval, t_interval
+from zgain.stats.intervals import Interval, t_interval
 
 SEEDS, SPLIT, DEFINITION = "seeds", "split", "definition"
 BASE, ORACLE = "base", "oracle"

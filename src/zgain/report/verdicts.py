@@ -1,7 +1,7 @@
 """Verdicts of the declared comparisons at equal rate (docs/method.md#verdicts): each variant
 against the baseline and `report.pairs`, at every rate, on capture and G^marg. A comparison is
 the mean of the seed-paired differences of the values adjusted to exactly C, with a jackknife
-SE that redoes the adjustment; the rule is zgain.report.statistics.decide.
+SE that redoes the adjustment; the rule is zgain.stats.rule.decide.
 """
 
 from __future__ import annotations
@@ -14,41 +14,18 @@ import pandas as pd
 
 from zgain.report.adjust import Adjusted, finite_seeds, jackknife
 from zgain.report.registry import HALF_WIDTHS, VERDICTS
-from zgain.report.statistics import (
-    MIN_SEEDS,
-    POWER,
-    SEEDS_CAP,
-    UNDETERMINED,
-    Evidence,
-    alpha_of,
-    decide,
-    finite_mean,
-    half_width,
-    smallest_n,
-    spread_upper_bound,
-    t_bounds,
-    t_interval,
-    t_test_power,
-)
+from zgain.stats.intervals import finite_mean, t_bounds, t_interval
+from zgain.stats.power import SEEDS_CAP, replicates_needed, seeds_for_half_width
+from zgain.stats.rule import UNDETERMINED, Evidence, alpha_of, decide
 
-SPREAD_UPPER = 0.8  # one-sided level of the upper confidence bound on the spread
 BASELINE_PAIR, DECLARED_PAIR = "baseline", "declared"
 
 
-def replicates_needed(mean: float, sd: float, n: int, alpha: float) -> str:
-    """The smallest n' ≥ MIN_SEEDS with POWER to separate `mean` at level `alpha`, with σ at
-    its SPREAD_UPPER upper bound from the n observed replicates; "" without a spread."""
-    if n < 2 or not (math.isfinite(mean) and math.isfinite(sd)) or mean == 0.0:
+def count_cell(n: float) -> str:
+    """A sample size as a table cell: "" when undefined, "> SEEDS_CAP" beyond the search."""
+    if math.isnan(n):
         return ""
-    sigma = spread_upper_bound(sd, n, SPREAD_UPPER)
-    if sigma == 0.0:
-        return str(MIN_SEEDS)
-
-    def powered(size: int) -> bool:
-        return t_test_power(abs(mean) * math.sqrt(size) / sigma, size, 1.0 - alpha) >= POWER
-
-    size = smallest_n(powered, MIN_SEEDS)
-    return str(size) if size else f"> {SEEDS_CAP}"
+    return f"> {SEEDS_CAP}" if math.isinf(n) else str(int(n))
 
 
 def declared_pairs(
@@ -110,7 +87,7 @@ def verdict_table(
                 low, high = t_bounds(mean, se, n, confidence)
                 sd = se * math.sqrt(n) if math.isfinite(se) else math.nan
                 needed = (
-                    replicates_needed(mean, sd, n, alpha / len(comparisons))
+                    count_cell(replicates_needed(mean, sd, n, alpha / len(comparisons)))
                     if verdict == UNDETERMINED
                     else ""
                 )
@@ -119,13 +96,6 @@ def verdict_table(
                     + (e.p, ph, family, deltas[metric], verdict, needed)
                 )
     return VERDICTS.frame(rows)
-
-
-def seeds_for_half_width(sd: float, target: float, confidence: float) -> int | None:
-    """Smallest n ≥ 2 with t_{(1+c)/2, n−1} · sd/√n ≤ target (None beyond SEEDS_CAP)."""
-    if not math.isfinite(sd):
-        return None
-    return smallest_n(lambda n: half_width(sd, n, confidence) / math.sqrt(n) <= target, 2)
 
 
 def half_width_table(
