@@ -15,6 +15,7 @@ from zgain.report.figures import (
     information_by_position_figure,
     styles,
 )
+from zgain.report.style import KNOWN
 from zgain.report.sweep.figures import sweep_frontier_figure
 from zgain.report.sweep.tables import Sweep
 
@@ -30,11 +31,22 @@ def test_no_two_of_many_variants_share_colour_and_marker() -> None:
     assert {look[v].linestyle for v in MANY[1::2]} == {"-"}
 
 
-def test_the_first_twelve_keep_the_default_reports_look() -> None:
-    """Up to one cycle of colours, variant i gets colour i and marker i (the committed report)."""
-    look = styles(MANY[:12])
-    assert [st.colour for st in look.values()] == list(PALETTE)
-    assert [st.marker for st in look.values()] == list(VARIANT_MARKERS)
+def test_a_variant_keeps_its_colour_and_marker_whatever_else_is_listed() -> None:
+    """Keyed by name: the same look in a subset, in another order, beside a user's variants."""
+    default = list(KNOWN)
+    full = styles(default)
+    for variants in (default[::-1], ["mean_tok", "mean_cc"], ["my_own", *default[:4]]):
+        look = styles(variants)
+        for v in set(variants) & set(default):
+            assert (look[v].colour, look[v].marker) == (full[v].colour, full[v].marker)
+    assert styles(["my_own", "x"])["my_own"] == styles(["y", "my_own"])["my_own"]
+    assert len({(st.colour, st.marker) for st in styles([*default, *MANY]).values()}) == 41
+
+
+def test_a_variant_extending_a_known_one_shares_its_colour_not_its_marker() -> None:
+    look = styles(["mean_ex", "mean_ex_l0p5", "mean_ex_l2p0"])
+    assert len({st.colour for st in look.values()}) == 1
+    assert len({st.marker for st in look.values()}) == 3
 
 
 def frontier_inputs(variants: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:

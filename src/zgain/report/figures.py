@@ -1,11 +1,11 @@
 """The figures of `reports/figures/`, drawn on the Agg canvas (no pyplot state) at fixed sizes,
-so the same inputs give the same PNG bytes; colours and markers follow the variants' order."""
+so the same inputs give the same PNG bytes; every variant in its colour and marker of
+zgain.report.style, every axis set by the compared group (an outlier an arrow at the edge)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -26,68 +26,38 @@ from zgain.report.loading import per_run
 from zgain.report.plateau import mean_curves, plateau_window, validated, window_name
 from zgain.report.registry import FRONTIER, POSITIONS
 from zgain.report.statistics import Interval
+from zgain.report.style import (
+    COLOURS,
+    MARKERS,
+    ORACLE_COLOUR,
+    REFERENCE_STYLES,
+    Style,
+    fit_axis,
+    hatch_colour,
+    pairs,
+    runs_phrase,
+    styles,
+)
+from zgain.report.style import VERDICT_COLOURS as VERDICT_COLOURS  # imported from here
+from zgain.report.style import colours as colours
 from zgain.report.tables import DECOMPOSITION, ORACLE
 
 DPI = 120
 WIDE, SQUARE = (11.0, 4.6), (7.2, 4.6)  # inches
-# one colour and one marker per variant (params order): 12 colours, and the markers shift by one
-# each time the colours cycle, so no two of up to 144 variants share both; a replacement variant
-# (one reconstruction term) is drawn solid, an additive one dashed
-PALETTE = (
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-    "#e377c2", "#17becf", "#bcbd22", "#000000", "#7f7f7f", "#aec7e8",
-)  # fmt: skip
-VARIANT_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
-VERDICT_COLOURS = {
-    "better": "#2ca02c",
-    "worse": "#d62728",
-    "equivalent": "#1f77b4",
-    "undetermined": "#7f7f7f",
-}
-ORACLE_COLOUR = "dimgrey"
+PALETTE, VARIANT_MARKERS = COLOURS, MARKERS  # the names other modules import
 MARGINAL_HATCH = "//"
 MARGINAL_ALPHA, Z_ALPHA = 0.35, 0.9
 # No "Software" entry: the bytes then do not change with the matplotlib version.
 PNG_METADATA: dict[str, str | None] = {"Software": None}
 
 
-def colours(variants: Sequence[str]) -> dict[str, str]:
-    return {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(variants)}
-
-
-@dataclass(frozen=True)
-class Style:
-    colour: str
-    marker: str
-    linestyle: str
-    label: str = ""  # the variant's legend entry
-
-    def plot(self, ax: Axes, x: Sequence, y: Sequence, **kwargs) -> None:
-        """A line in this style through (x, y), more of matplotlib's keywords in `kwargs`."""
-        ax.plot(x, y, color=self.colour, marker=self.marker, linestyle=self.linestyle, **kwargs)
-
-
-def styles(
-    variants: Sequence[str], additive: Sequence[str] = (), same_as: Mapping[str, str] = {}
-) -> dict[str, Style]:
-    """A colour and a marker per variant; dashed for the additive variants, solid otherwise. A
-    variant of `same_as` (zgain.report.frontier.identical_runs) is drawn over the one it equals,
-    which its legend entry names."""
-    palette = colours(variants)
-    return {
-        v: Style(
-            palette[v],
-            VARIANT_MARKERS[(i + i // len(PALETTE)) % len(VARIANT_MARKERS)],
-            "--" if v in additive else "-",
-            f"{v} (identical to {same_as[v]})" if v in same_as else v,
-        )
-        for i, v in enumerate(variants)
-    }
-
-
 def outside_legend(fig: Figure, handles: list, title: str | None = None) -> None:
-    """The legend right of the panels, off the data."""
-    fig.legend(handles=handles, loc="outside right upper", fontsize="small", title=title)
+    """The legend below the panels, off the data and clear of the title."""
+    columns = min(len(handles), 4) or 1
+    fig.legend(
+        handles=handles, loc="outside lower center", fontsize="small", title=title,
+        ncols=columns, title_fontsize="small",
+    )  # fmt: skip
 
 
 def new_figure(
@@ -105,6 +75,29 @@ def new_figure(
     return fig, axes
 
 
+def handle(st: Style) -> Line2D:
+    """A variant's legend entry."""
+    return Line2D([], [], label=st.label, **st.handle_kwargs())
+
+
+def table_runs(table: pd.DataFrame, variants: Sequence[str]) -> str:
+    """'one seed' or 'mean over k seeds' from the `n` of the variants' rows (empty without)."""
+    if "n" not in table:
+        return ""
+    return runs_phrase(table.loc[table["variant"].isin(variants), "n"])
+
+
+def bracket(text: str) -> str:
+    return f" ({text.removeprefix('; ')})" if text else ""
+
+
+def nesting(i: int, n: int) -> dict:
+    """Line width and marker size of the i-th of n variants: the first widest and largest, so
+    that where curves coincide each later one is drawn inside the earlier ones, all visible."""
+    share = (n - 1 - i) / (n - 1) if n > 1 else 0.0
+    return {"linewidth": 1.2 + 2.3 * share, "markersize": 5.0 + 6.0 * share, "zorder": 2 + i / n}
+
+
 AXIS_LABELS = {
     "z_information": "z-information I^θ (nats/seq)",
     "capture": "capture I^θ / I*",
@@ -112,8 +105,13 @@ AXIS_LABELS = {
     "probe_accuracy": "probe accuracy (strategy from z)",
 }
 """Each plotted metric's axis label, with its unit (the sweep report's figures use them too)."""
-REFERENCE_LABELS = {"z_information": "oracle I*", "probe_accuracy": "Bayes ceiling"}
-"""The frontier panels' dotted references that carry a label (their value beside it)."""
+REFERENCES = {
+    "z_information": ("oracle", "oracle I* = {:.3f}"),
+    "capture": ("oracle", "capture 1 (I^θ = I*)"),
+    "probe_accuracy": ("ceiling", "Bayes ceiling = {:.3f}"),
+    "probe_floor": ("floor", "x-only floor = {:.3f}"),
+}
+"""The frontier panels' reference lines: style (REFERENCE_STYLES) and legend entry."""
 
 
 def frontier_figure(
@@ -124,61 +122,58 @@ def frontier_figure(
     panels: Sequence[str] | None = None,
     look: dict[str, Style] | None = None,
     title: str | None = None,
+    group: Sequence[str] = (),
 ) -> Figure:
     """Panels of `panels` (None: all four) against the achieved KL (nats/seq), from `points` (one
     row per run): each variant's curve through its seed means at each rate, every run a small
-    point, and the dotted reference of a panel from `references` (by metric)."""
+    point, each panel's reference lines from `references` (by metric); the y axis set by the
+    `group` and the values within Tukey's fences (`fit_axis`)."""
     shown = [metric for metric in AXIS_LABELS if panels is None or metric in panels]
-    fig, axes = new_figure((13.0, 4.2 * (2 if len(shown) > 2 else 1)), len(shown), 2)
+    fig, axes = new_figure((13.0, 4.2 * (2 if len(shown) > 2 else 1) + 0.9), len(shown), 2)
     look = look or styles(variants)
+    drawn: dict[str, Line2D] = {}
     for ax, metric in zip(axes, shown, strict=True):
-        label, ref_label = AXIS_LABELS[metric], REFERENCE_LABELS.get(metric)
-        for variant in variants:
-            st = look[variant]
+        values: dict[str, list[tuple[float, float]]] = {}
+        for i, variant in enumerate(variants):
+            st, nested = look[variant], nesting(i, len(variants))
             runs = points[points["variant"] == variant]
             mine = frontier[frontier["variant"] == variant]
             means = mine.pivot(index="rate", columns="metric", values="mean").sort_index()
-            st.plot(ax, means["kl"], means[metric], markersize=6)
+            st.plot(ax, means["kl"], means[metric], **nested)
             ax.scatter(
                 runs["kl"], runs[metric], color=st.colour, marker=st.marker, s=10, alpha=0.4,
                 zorder=3,
             )  # fmt: skip
-        if metric in references:
-            value = references[metric]
-            text = f"{ref_label} = {value:.3f}" if ref_label else None
-            ax.axhline(value, color=ORACLE_COLOUR, linestyle=":", label=text)
-        if metric == "probe_accuracy" and "probe_floor" in references:
-            floor = references["probe_floor"]
-            ax.axhline(
-                floor, color=ORACLE_COLOUR, linestyle="-.", label=f"x-only floor = {floor:.3f}"
-            )
+            values[variant] = pairs(means["kl"], means[metric]) + pairs(runs["kl"], runs[metric])
+        keep = []
+        for name in (metric, "probe_floor") if metric == "probe_accuracy" else (metric,):
+            if name in references:
+                kind, text = REFERENCES[name]
+                ax.axhline(references[name], **REFERENCE_STYLES[kind])
+                label = text.format(references[name])
+                drawn.setdefault(name, Line2D([], [], label=label, **REFERENCE_STYLES[kind]))
+                keep.append(references[name])
         if metric in ("z_information", "marginal_gain"):
-            ax.axhline(0.0, color="grey", linewidth=0.8)
-        ax.set(xlabel="achieved kl = KL(q ‖ p(z|x)) (nats/seq)", ylabel=label)
-    handles = [
-        Line2D([], [], color=st.colour, linestyle=st.linestyle, marker=st.marker, label=st.label)
-        for st in (look[v] for v in variants)
-    ]
-    for ax in axes:
-        handles += [h for h in ax.get_legend_handles_labels()[0]]
-    outside_legend(fig, handles)
-    if title:
-        fig.suptitle(title)
+            ax.axhline(0.0, **REFERENCE_STYLES["zero"])
+        fit_axis(ax, values, look, keep, group)
+        ax.set(xlabel="achieved kl = KL(q ‖ p(z|x)) (nats/seq)", ylabel=AXIS_LABELS[metric])
+    outside_legend(fig, [handle(look[v]) for v in variants] + list(drawn.values()))
+    runs = table_runs(frontier, variants)
+    fig.suptitle(f"{title or 'The frontier: every variant at each target rate'}{bracket(runs)}")
     return fig
 
 
 def bar_style(colour: tuple | str, alpha: float, hatch: str) -> dict:
-    """A bar filled with `colour` at `alpha`, black hatching (matplotlib hatches in edgecolor)."""
-    return {
-        "facecolor": to_rgba(colour, alpha),
-        "edgecolor": "black",
-        "linewidth": 0.0,
-        "hatch": hatch,
-    }
+    """A bar filled with `colour` at `alpha`, hatched in black or white (whichever shows on the
+    face; matplotlib hatches in edgecolor)."""
+    face = to_rgba(colour, alpha)
+    shown = tuple(alpha * c + (1 - alpha) for c in face[:3])  # the face over white
+    return {"facecolor": face, "edgecolor": hatch_colour(shown), "linewidth": 0.0, "hatch": hatch}
 
 
-def stacked_bar(ax: Axes, x: float, parts: Sequence[tuple[float, dict]]) -> None:
-    """Diverging stacked bar: positive parts stack up from 0, negative ones down from 0."""
+def stacked_bar(ax: Axes, x: float, parts: Sequence[tuple[float, dict]]) -> tuple[float, float]:
+    """Diverging stacked bar: positive parts stack up from 0, negative ones down from 0; returns
+    its (lowest, highest) end."""
     up, down = 0.0, 0.0
     for value, style in parts:
         if not math.isfinite(value):
@@ -189,6 +184,7 @@ def stacked_bar(ax: Axes, x: float, parts: Sequence[tuple[float, dict]]) -> None
         else:
             ax.bar(x, value, bottom=down, **style)
             down += value
+    return down, up
 
 
 def decomposition_figure(
@@ -196,22 +192,27 @@ def decomposition_figure(
     variants: Sequence[str],
     oracle: bool = True,
     look: dict[str, Style] | None = None,
+    group: Sequence[str] = (),
 ) -> Figure:
     """Gross gain per variant as stacked bars marginal + z-information (seed means, nats/seq).
 
     Bars stack positive parts upward and negative parts downward from 0; the black dot is the
-    gross gain (their sum) with its t-interval over seeds; the oracle bar stands beside.
+    gross gain (their sum) with its t-interval over seeds where there is one; the oracle bar
+    stands beside. The axis is set by the group and the bars within Tukey's fences: a bar past
+    it is cut at the edge with an arrow giving its end.
     """
-    fig, (ax,) = new_figure(SQUARE)
+    fig, (ax,) = new_figure((7.6, 5.2))
     cells = decomposition.set_index(["variant", "metric"])
-    palette = {v: st.colour for v, st in (look or styles(variants)).items()}
+    look = look or styles(variants)
     names = [*variants, ORACLE] if oracle else list(variants)
+    ends: dict[str, list[tuple[float, float]]] = {}
+    keep, intervals = [], False
     for x, name in enumerate(names):
-        colour = palette.get(name, ORACLE_COLOUR)
+        colour = look[name].colour if name in look else ORACLE_COLOUR
         marginal = cells.loc[(name, "marginal_gain")]
         z_info = cells.loc[(name, "z_information")]
         gross = cells.loc[(name, "gross_gain")]
-        stacked_bar(
+        low, high = stacked_bar(
             ax,
             x,
             [
@@ -219,84 +220,123 @@ def decomposition_figure(
                 (z_info["mean"], bar_style(colour, Z_ALPHA, "")),
             ],
         )
+        ends[name] = [(x, low), (x, high), (x, gross["mean"])]
+        err = None
         if Interval.of(gross).has_interval:
             err = [[gross["mean"] - gross["low"]], [gross["high"] - gross["mean"]]]
-        else:
-            err = None
+            ends[name] += [(x, gross["low"]), (x, gross["high"])]
+            intervals = True
+        if name == ORACLE:
+            keep += [y for _, y in ends[name]]
         ax.errorbar(x, gross["mean"], yerr=err, fmt="o", color="black", capsize=4, zorder=3)
     ax.axhline(0.0, color="black", linewidth=0.8)
+    fit_axis(ax, ends, {**look, ORACLE: Style(ORACLE_COLOUR, "o", "-")}, keep, group)
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
-    ax.set(ylabel="nats/seq", title="Gross gain = marginal (hatched) + z-information (solid)")
+    runs = table_runs(decomposition, variants)
+    ax.set(ylabel="nats/seq", title=f"Gross gain = marginal + z-information{bracket(runs)}")
+    dot = "gross_gain with its interval" if intervals else "gross_gain (no interval: one seed)"
     ax.legend(
         handles=[
-            Patch(**bar_style("grey", MARGINAL_ALPHA, MARGINAL_HATCH), label="marginal_gain"),
-            Patch(**bar_style("grey", Z_ALPHA, ""), label="z_information"),
-            Line2D([], [], color="black", marker="o", label="gross_gain (interval)"),
+            Patch(**bar_style("lightgrey", 1.0, MARGINAL_HATCH), label="marginal_gain (hatched)"),
+            Patch(**bar_style("grey", Z_ALPHA, ""), label="z_information (solid)"),
+            Line2D([], [], color="black", marker="o", linestyle="", label=dot),
         ],
         fontsize="small",
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.32),
+        ncols=3,
     )
     return fig
 
 
 def information_by_position_figure(
-    by_position: pd.DataFrame, variants: Sequence[str], look: dict[str, Style] | None = None
+    by_position: pd.DataFrame,
+    variants: Sequence[str],
+    look: dict[str, Style] | None = None,
+    group: Sequence[str] = (),
 ) -> Figure:
-    """Mean per-token z-information i^θ_t (nats) by target position, per variant and oracle i*_t.
-
-    Lines are means pooled over seeds; the band is the t-interval over the per-seed means.
-    """
-    fig, (ax,) = new_figure((9.0, 4.6))
+    """Mean per-token z-information i^θ_t (nats) by target position, per variant and oracle i*_t,
+    each variant's markers offset sideways at each position so none hides another; the t-interval
+    over the per-seed means as an error bar where there is one; the axis set by the group and the
+    values within Tukey's fences (`fit_axis`)."""
+    fig, (ax,) = new_figure((10.0, 5.4))
     look = look or styles(variants)
-    for name in [*variants, ORACLE]:
+    names = [*variants, ORACLE]
+    width = 0.7 / max(len(names) - 1, 1)
+    values: dict[str, list[tuple[float, float]]] = {}
+    keep, intervals = [], False
+    for i, name in enumerate(names):
         rows = by_position[by_position["variant"] == name].sort_values("position", kind="stable")
         oracle = name == ORACLE
-        if oracle and rows.empty:  # no per-token oracle (a pairs file)
+        if rows.empty:  # no per-token oracle (a pairs file)
             continue
-        st = Style(ORACLE_COLOUR, "o", ":") if oracle else look[name]
-        label = "oracle i*_t" if oracle else st.label
-        st.plot(ax, rows["position"], rows["mean"], linewidth=2.5 if oracle else 1.5, label=label)
-        if not oracle and rows["low"].notna().any():
-            ax.fill_between(
-                rows["position"], rows["low"], rows["high"], color=st.colour, alpha=0.08
-            )
-    ax.axhline(0.0, color="grey", linewidth=0.8)
+        st = Style(ORACLE_COLOUR, "o", ":", "oracle i*_t") if oracle else look[name]
+        x = rows["position"] + (i - (len(names) - 1) / 2) * width
+        st.plot(ax, x, rows["mean"], linewidth=2.5 if oracle else 1.2, markersize=5)
+        values[name] = list(zip(x, rows["mean"], strict=True))
+        if rows["low"].notna().any():
+            err = [rows["mean"] - rows["low"], rows["high"] - rows["mean"]]
+            ax.errorbar(x, rows["mean"], yerr=err, fmt="none", ecolor=st.colour, elinewidth=0.8)
+            values[name] += pairs(x, rows["low"]) + pairs(x, rows["high"])
+            intervals = True
+        if oracle:
+            keep += rows["mean"].tolist()
+    ax.axhline(0.0, **REFERENCE_STYLES["zero"])
+    every = {**look, ORACLE: Style(ORACLE_COLOUR, "o", ":")}
+    fit_axis(ax, values, every, keep, group)
+    runs = table_runs(by_position, variants)
+    bars = "; bars: interval over seeds" if intervals else ""
     ax.set(
-        xlabel="target position t (y tokens, then EOS)",
+        xlabel="target position t (y tokens, then EOS; each variant offset sideways)",
         ylabel="mean per-token information (nats)",
-        title="z-information by position",
+        title=f"z-information by position{bracket(runs + bars)}",
     )
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    outside_legend(fig, ax.get_legend_handles_labels()[0])
+    handles = [handle(look[v]) for v in variants]
+    if ORACLE in values:
+        handles.append(handle(Style(ORACLE_COLOUR, "o", ":", "oracle i*_t")))
+    outside_legend(fig, handles)
     return fig
 
 
 def learning_figure(
     curve: pd.DataFrame, common: CommonCVAEParams, variants: Sequence[str], oracle_info: float,
     headline: float, additive: Sequence[str] = (), over: str = "seeds", tier: str = "",
-    same_as: Mapping[str, str] = {},
+    same_as: Mapping[str, str] = {}, group: Sequence[str] = (),
 ) -> Figure:  # fmt: skip
-    """Validation I^θ (mean `over` seeds, or the confirming tier's replicates) against the step,
-    per variant, at the headline rate, with the oracle's mean I* as a reference line and the
-    plateau rule's window shaded; `tier` names the runs in the title; `same_as` as in
-    `styles`."""
+    """Validation I^θ (the mean `over` seeds, or over the confirming tier's replicates, when
+    there are several) against the step, per variant, at the headline rate, with the oracle's
+    mean I* as a reference line and the plateau rule's window shaded; `tier` names the runs in
+    the title; `same_as` as in `styles`; the axis set by the `group` and the values within
+    Tukey's fences (`fit_axis`)."""
     steps, window = common.steps, plateau_window(common)
     means = mean_curves(validated(curve, common.val_every, steps))
     look = styles(variants, additive, same_as)
-    fig, (ax,) = new_figure((9.0, 4.6))
+    fig, (ax,) = new_figure((9.0, 5.4))
+    values = {}
     for name in (v for v in variants if v in means.columns):
         look[name].plot(ax, means.index, means[name], linewidth=1.5, label=look[name].label)
+        values[name] = list(zip(means.index, means[name], strict=True))
+    keep = []
     if math.isfinite(oracle_info):
-        ax.axhline(oracle_info, color=ORACLE_COLOUR, linestyle=":", linewidth=2, label="oracle I*")
+        ax.axhline(oracle_info, **REFERENCE_STYLES["oracle"], label="oracle I*")
+        keep.append(oracle_info)
     ax.axvspan(window[0] * steps, window[1] * steps, color="grey", alpha=0.08)
+    fit_axis(ax, values, look, keep, group)
+    unit = over[:-1] if over.endswith("s") else over
+    variant = curve["series"].str.rsplit("/", n=1).str[0]
+    counts = curve.groupby(variant)["series"].nunique()
+    runs = runs_phrase(counts[counts.index.isin(variants)], unit)
     shaded = window_name(window)
     ax.set(
         xlabel="training step",
-        ylabel=f"validation I^θ (nats/seq, mean over {over})",
+        ylabel=f"validation I^θ (nats/seq, {runs})",
         title=f"{tier}Learning curves at C = {rate_label(headline)} (shaded: {shaded})",
     )
-    outside_legend(fig, ax.get_legend_handles_labels()[0])
+    handles = [handle(look[v]) for v in values]
+    if math.isfinite(oracle_info):
+        handles.append(Line2D([], [], label="oracle I*", **REFERENCE_STYLES["oracle"]))
+    outside_legend(fig, handles)
     return fig
 
 
@@ -316,7 +356,7 @@ def build_figures(
     """Every figure of the report by file name: the frontier, the `top` group's frontier on its
     own scale, the `forests` (zgain.report.forest.forest_figures), the headline rate's
     decomposition and positions; `additive`: the variants drawn dashed; `same_as` as in
-    `styles`."""
+    `styles`. Every axis is set by the `top` group and the values within Tukey's fences."""
     results, coverage, variants = ctx.results, ctx.coverage, ctx.results.variants
     points, frontier = per_run(ctx.by_rate, FRONTIER_METRICS), ctx.tables[FRONTIER.name]
     references = {
@@ -329,18 +369,20 @@ def build_figures(
     panels = None if coverage.complete else coverage.panels()
     look = styles(variants, additive, same_as)
     figures = {
-        "frontier.png": frontier_figure(points, frontier, variants, references, panels, look)
+        "frontier.png": frontier_figure(
+            points, frontier, variants, references, panels, look, group=top
+        )
     }
     if top and len(top) < len(variants):
         figures["frontier_top.png"] = frontier_figure(
             points[points["variant"].isin(top)], frontier, list(top), references, panels, look,
-            title=f"The top group alone: {', '.join(top)}",
+            title=f"The top group alone: {', '.join(top)}", group=top,
         )  # fmt: skip
     figures |= forests
     figures["gain_decomposition.png"] = decomposition_figure(
-        ctx.tables[DECOMPOSITION.name], variants, coverage.oracle, look
+        ctx.tables[DECOMPOSITION.name], variants, coverage.oracle, look, top
     )
     figures["information_by_position.png"] = information_by_position_figure(
-        ctx.tables[POSITIONS.name], variants, look
+        ctx.tables[POSITIONS.name], variants, look, top
     )
     return figures
