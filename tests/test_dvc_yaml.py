@@ -35,11 +35,24 @@ def code_deps(stage: str) -> set[str]:
     return {d for d in declared if isinstance(d, str) and d.startswith("src/")}
 
 
+def covered(declared: set[str], imported: set[str]) -> set[str]:
+    """The imported files a stage's declared code covers: a file itself, a folder (the report
+    stage's `src/zgain/report`, `src/zgain/stats`) every imported file under it; a folder that
+    covers none is kept as declared, so it fails the comparison."""
+    files = {d for d in declared if d.endswith(".py")}
+    out = set(files)
+    for folder in declared - files:
+        under = {f for f in imported if f.startswith(folder.rstrip("/") + "/")}
+        out |= under or {folder}
+    return out
+
+
 @pytest.mark.parametrize(
     "stage", sorted(set(DVC_YAML["stages"]) - {*GROUP_STAGES, *CONFIRM_STAGES, "code_digest"})
 )
 def test_stage_deps_are_exactly_its_imports(stage: str) -> None:
-    assert code_deps(stage) == closure(stage)
+    imported = closure(stage)
+    assert covered(code_deps(stage), imported) == imported
 
 
 @pytest.mark.parametrize("stage", GROUP_STAGES + CONFIRM_STAGES)
