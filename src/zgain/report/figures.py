@@ -230,21 +230,18 @@ def decomposition_figure(
             keep += [y for _, y in ends[name]]
         ax.errorbar(x, gross["mean"], yerr=err, fmt="o", color="black", capsize=4, zorder=3)
     ax.axhline(0.0, color="black", linewidth=0.8)
-    fit_axis(ax, ends, {**look, ORACLE: Style(ORACLE_COLOUR, "o", "-")}, keep, group)
+    fit_axis(ax, ends, {**look, ORACLE: Style(ORACLE_COLOUR, "o", "-")}, keep, group, False)
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
     runs = table_runs(decomposition, variants)
     ax.set(ylabel="nats/seq", title=f"Gross gain = marginal + z-information{bracket(runs)}")
     dot = "gross_gain with its interval" if intervals else "gross_gain (no interval: one seed)"
-    ax.legend(
-        handles=[
+    outside_legend(
+        fig,
+        [
             Patch(**bar_style("lightgrey", 1.0, MARGINAL_HATCH), label="marginal_gain (hatched)"),
             Patch(**bar_style("grey", Z_ALPHA, ""), label="z_information (solid)"),
             Line2D([], [], color="black", marker="o", linestyle="", label=dot),
         ],
-        fontsize="small",
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.32),
-        ncols=3,
     )
     return fig
 
@@ -255,46 +252,49 @@ def information_by_position_figure(
     look: dict[str, Style] | None = None,
     group: Sequence[str] = (),
 ) -> Figure:
-    """Mean per-token z-information i^θ_t (nats) by target position, per variant and oracle i*_t,
-    each variant's markers offset sideways at each position so none hides another; the t-interval
-    over the per-seed means as an error bar where there is one; the axis set by the group and the
-    values within Tukey's fences (`fit_axis`)."""
+    """Mean per-token z-information i^θ_t (nats) by target position: at each position one
+    stemmed marker per variant side by side, the t-interval over the per-seed means as an error
+    bar where there is one, and the oracle's i*_t as a dotted bar across the position; the axis
+    set by the group and the values within Tukey's fences (`fit_axis`)."""
     fig, (ax,) = new_figure((10.0, 5.4))
     look = look or styles(variants)
-    names = [*variants, ORACLE]
-    width = 0.7 / max(len(names) - 1, 1)
+    width = 0.8 / max(len(variants), 1)
     values: dict[str, list[tuple[float, float]]] = {}
     keep, intervals = [], False
-    for i, name in enumerate(names):
+    for i, name in enumerate(variants):
         rows = by_position[by_position["variant"] == name].sort_values("position", kind="stable")
-        oracle = name == ORACLE
-        if rows.empty:  # no per-token oracle (a pairs file)
-            continue
-        st = Style(ORACLE_COLOUR, "o", ":", "oracle i*_t") if oracle else look[name]
-        x = rows["position"] + (i - (len(names) - 1) / 2) * width
-        st.plot(ax, x, rows["mean"], linewidth=2.5 if oracle else 1.2, markersize=5)
-        values[name] = list(zip(x, rows["mean"], strict=True))
+        st = look[name]
+        x = rows["position"] + (i - (len(variants) - 1) / 2) * width
+        ax.vlines(x, 0.0, rows["mean"], color=st.colour, linewidth=1.0)
+        st.plot(ax, x, rows["mean"], markersize=5, linestyle="none", zorder=3)
+        values[name] = pairs(x, rows["mean"])
         if rows["low"].notna().any():
             err = [rows["mean"] - rows["low"], rows["high"] - rows["mean"]]
             ax.errorbar(x, rows["mean"], yerr=err, fmt="none", ecolor=st.colour, elinewidth=0.8)
             values[name] += pairs(x, rows["low"]) + pairs(x, rows["high"])
             intervals = True
-        if oracle:
-            keep += rows["mean"].tolist()
+    oracle = by_position[by_position["variant"] == ORACLE]  # none for a pairs file
+    ax.hlines(
+        oracle["mean"], oracle["position"] - 0.45, oracle["position"] + 0.45, linewidth=2.0,
+        **{k: v for k, v in REFERENCE_STYLES["oracle"].items() if k != "linewidth"},
+    )  # fmt: skip
+    keep += oracle["mean"].tolist()
     ax.axhline(0.0, **REFERENCE_STYLES["zero"])
-    every = {**look, ORACLE: Style(ORACLE_COLOUR, "o", ":")}
-    fit_axis(ax, values, every, keep, group)
+    fit_axis(ax, values, look, keep, group)
     runs = table_runs(by_position, variants)
     bars = "; bars: interval over seeds" if intervals else ""
     ax.set(
-        xlabel="target position t (y tokens, then EOS; each variant offset sideways)",
+        xlabel="target position t (y tokens, then EOS)",
         ylabel="mean per-token information (nats)",
         title=f"z-information by position{bracket(runs + bars)}",
     )
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    handles = [handle(look[v]) for v in variants]
-    if ORACLE in values:
-        handles.append(handle(Style(ORACLE_COLOUR, "o", ":", "oracle i*_t")))
+    handles = [
+        Line2D([], [], label=look[v].label, **(look[v].handle_kwargs() | {"linestyle": "none"}))
+        for v in variants
+    ]
+    if len(oracle):
+        handles.append(Line2D([], [], label="oracle i*_t", **REFERENCE_STYLES["oracle"]))
     outside_legend(fig, handles)
     return fig
 

@@ -61,12 +61,14 @@ class Style:
 
     def plot(self, ax: Axes, x: Sequence, y: Sequence, **kwargs) -> None:
         """A line in this style through (x, y), more of matplotlib's keywords in `kwargs`."""
-        linestyle = self.linestyle
-        if self.hollow:  # drawn over its twin: open markers around it, its line in short dashes
+        linestyle = kwargs.pop("linestyle", self.linestyle)
+        if self.hollow and linestyle != "none":  # over its twin: open markers, short dashes
             kwargs |= {"markersize": max(kwargs.get("markersize", 6), 6) * 1.9}
             kwargs |= {"linewidth": 1.2, "markerfacecolor": "none", "markeredgewidth": 1.4}
             kwargs |= {"zorder": 4}
             linestyle = (0, (2, 3))
+        elif self.hollow:
+            kwargs |= {"markerfacecolor": "none", "markeredgewidth": 1.4}
         ax.plot(x, y, color=self.colour, marker=self.marker, linestyle=linestyle, **kwargs)
 
     def handle_kwargs(self) -> dict:
@@ -196,7 +198,7 @@ def edge_arrows(
         edge = limits[0] if side < 0 else limits[1]
         key = (side, round(10 * (position - across[0]) / ((across[1] - across[0]) or 1.0)))
         k = stacked[key] = stacked.get(key, -1) + 1
-        away = 14 + 11 * k
+        away = 20 + 11 * k
         text = f"{label} {value:+.2f}" if label else f"{value:+.2f}"
         if axis == "y":
             xy, offset = (position, edge), (0, -side * away)
@@ -207,6 +209,7 @@ def edge_arrows(
         ax.annotate(
             text, xy, xytext=offset, textcoords="offset points", fontsize=7, color=colour,
             arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 1.0}, annotation_clip=False,
+            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
             **align,
         )  # fmt: skip
 
@@ -222,12 +225,12 @@ def runs_phrase(counts: pd.Series, unit: str = "seed") -> str:
 
 def fit_axis(
     ax: Axes, values: Mapping[str, Sequence[tuple[float, float]]], look: Mapping[str, Style],
-    keep: Sequence[float] = (), group: Sequence[str] = (),
+    keep: Sequence[float] = (), group: Sequence[str] = (), named: bool = True,
 ) -> None:  # fmt: skip
     """The y axis set by the compared group: each variant's drawn (x, y) points of `values`
     within Tukey's fences, every point of the `group` variants and every value of `keep`
-    (references, intervals) inside; each variant's farthest point past an edge is a labelled
-    arrow there (`edge_arrows`)."""
+    (references, intervals) inside; each variant's farthest point past an edge is an arrow
+    there labelled with its value (and the variant's name when `named`; `edge_arrows`)."""
     every = [y for points in values.values() for _, y in points]
     kept = [y for v in group for _, y in values.get(v, ())]
     limits = group_limits(every, [*kept, *keep])
@@ -238,7 +241,7 @@ def fit_axis(
             past = [(x, y) for x, y in points if beyond(y, limits) == side]
             if past:
                 x, y = min(past, key=lambda p: side * -p[1])
-                outliers.append((x, y, variant, look[variant].colour))
+                outliers.append((x, y, variant if named else "", look[variant].colour))
     edge_arrows(ax, outliers)
 
 
