@@ -34,6 +34,7 @@ from zgain.report.style import (
     Style,
     fit_axis,
     hatch_colour,
+    inliers,
     pairs,
     runs_phrase,
     styles,
@@ -307,8 +308,9 @@ def learning_figure(
     """Validation I^θ (the mean `over` seeds, or over the confirming tier's replicates, when
     there are several) against the step, per variant, at the headline rate, with the oracle's
     mean I* as a reference line and the plateau rule's window shaded; `tier` names the runs in
-    the title; `same_as` as in `styles`; the axis set by the `group` and the values within
-    Tukey's fences (`fit_axis`)."""
+    the title; `same_as` as in `styles`; the axis set by the `group`, every curve whose last
+    value lies within Tukey's fences of the last values, and the values within Tukey's fences
+    (`fit_axis`)."""
     steps, window = common.steps, plateau_window(common)
     means = mean_curves(validated(curve, common.val_every, steps))
     look = styles(variants, additive, same_as)
@@ -322,7 +324,9 @@ def learning_figure(
         ax.axhline(oracle_info, **REFERENCE_STYLES["oracle"], label="oracle I*")
         keep.append(oracle_info)
     ax.axvspan(window[0] * steps, window[1] * steps, color="grey", alpha=0.08)
-    fit_axis(ax, values, look, keep, group)
+    # a curve is far from the rest when its last value is: the others' every step stays in view
+    inside = inliers({v: points[-1][1] for v, points in values.items() if points})
+    fit_axis(ax, values, look, keep, [*group, *inside])
     unit = over[:-1] if over.endswith("s") else over
     variant = curve["series"].str.rsplit("/", n=1).str[0]
     counts = curve.groupby(variant)["series"].nunique()

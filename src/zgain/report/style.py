@@ -152,12 +152,20 @@ def finite(values: Iterable[float]) -> np.ndarray:
 
 
 def fences(values: Iterable[float]) -> tuple[float, float]:
-    """Tukey's fences of the finite `values` ((-inf, inf) for fewer than 4)."""
+    """Tukey's fences of the finite `values` ((-inf, inf) for fewer than 4), the IQR taken as at
+    least a quarter of the |median|, so that a few close values do not fence off a near one."""
     array = finite(values)
     if len(array) < 4:
         return -math.inf, math.inf
-    q1, q3 = np.percentile(array, [25, 75])
-    return q1 - WHISKER * (q3 - q1), q3 + WHISKER * (q3 - q1)
+    q1, median, q3 = np.percentile(array, [25, 50, 75])
+    spread = max(q3 - q1, 0.25 * abs(median))
+    return q1 - WHISKER * spread, q3 + WHISKER * spread
+
+
+def inliers(centres: Mapping[str, float]) -> list[str]:
+    """The names whose value lies within Tukey's fences of all the values (`fences`)."""
+    low, high = fences(centres.values())
+    return [name for name, value in centres.items() if low <= value <= high]
 
 
 def group_limits(
