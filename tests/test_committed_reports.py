@@ -12,7 +12,7 @@ import pytest
 import yaml
 from conftest import REPO_ROOT
 
-from zgain.report.bounds import metric_bounds
+from zgain.report.analysis.bounds import metric_bounds
 
 REPORTS = REPO_ROOT / "reports"
 DVC_YAML = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())

@@ -108,11 +108,11 @@ def test_a_wall_time_reads_as_hours_minutes_and_seconds() -> None:
 def test_the_readme_gives_the_findings_own_rerun_command() -> None:
     """The README's results section opens its commands with the one that reruns the study on
     another world, the command the report's Findings generate from the default params
-    (zgain.report.findings.rerun_command)."""
+    (zgain.report.sections.findings.rerun_command)."""
     import yaml
 
     from zgain.params import parse_params
-    from zgain.report.scope import rerun_command
+    from zgain.report.sections.scope import rerun_command
 
     params = parse_params(yaml.safe_load((REPO_ROOT / "params.yaml").read_text()))
     command = rerun_command(params.data)

@@ -33,7 +33,7 @@ from bench.common import machine
 from stages import evaluate, normalizer, surprisal, train_base, train_cvae
 from zgain.core.runs import Group
 from zgain.params import Params, parse_params
-from zgain.report.markdown import markdown_table, percent, sigma_cell
+from zgain.report.render.markdown import markdown_table, percent, sigma_cell
 from zgain.stats.power import POWER, detectable_difference, seeds_per_base
 
 RESULTS = Path(__file__).with_name("design-results.md")

@@ -48,7 +48,7 @@ from zgain.cli.check import (
     compare_tables,
     fresh_tables,
 )
-from zgain.report.markdown import markdown_table
+from zgain.report.render.markdown import markdown_table
 
 THEN = "0e6281d"
 """The last report before the decoder's last block worked on the kept rows only (b4a0446), the

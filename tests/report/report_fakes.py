@@ -39,7 +39,7 @@ from zgain.core.io import list_array, write_json, write_table
 from zgain.core.runs import Run, Tier
 from zgain.evaluate.schema import DECOMPOSITION_KEYS, ENVIRONMENT_KEY, EVAL_SCHEMA, RECOVERY_KEYS
 from zgain.params import Params, parse_params
-from zgain.report.loading import USAGE_KEYS
+from zgain.report.load.runs import USAGE_KEYS
 
 N_EXAMPLES = 30
 SEEDS = (0, 1, 2)

@@ -1,4 +1,4 @@
-"""zgain.report.markdown: the one Markdown table renderer and the docs' term table."""
+"""zgain.report.render.markdown: the one Markdown table renderer and the docs' term table."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from zgain.cvae.terms import TERMS, formula
-from zgain.report.markdown import frame_table, markdown_table, terms_table
+from zgain.report.render.markdown import frame_table, markdown_table, terms_table
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

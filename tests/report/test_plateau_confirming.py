@@ -8,7 +8,7 @@ import pytest
 from conftest import tiny_params_raw
 
 from zgain.params import parse_params
-from zgain.report.plateau import (
+from zgain.report.analysis.plateau import (
     QUANTITY,
     TOP,
     confirming_tier,

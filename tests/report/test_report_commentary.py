@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 from report_fakes import ORACLE_INFO, WEIGHTS
 
-from zgain.report.markdown import fmt, fmt_stats
+from zgain.report.analysis.tables import DEFINITION, SPLIT
+from zgain.report.analysis.tables import SEEDS as OVER_SEEDS
 from zgain.report.registry import CELLS
-from zgain.report.sections import damage_sentences, likelihood_variants, variant_rows
-from zgain.report.tables import DEFINITION, SPLIT
-from zgain.report.tables import SEEDS as OVER_SEEDS
+from zgain.report.render.markdown import fmt, fmt_stats
+from zgain.report.sections.checks import damage_sentences, likelihood_variants, variant_rows
 
 NAN = math.nan
 Z_LABEL = "z-information I^θ"

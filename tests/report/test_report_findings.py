@@ -14,8 +14,8 @@ from conftest import REPO_ROOT
 from report_fakes import build
 
 from zgain.params import load_params, parse_params
-from zgain.report.findings import negative_information, robust_sentence
-from zgain.report.scope import rerun_command, world_sentence
+from zgain.report.sections.findings import negative_information, robust_sentence
+from zgain.report.sections.scope import rerun_command, world_sentence
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +116,7 @@ def test_the_rerun_command_sets_valid_params() -> None:
 
 
 def test_a_verdict_cell_shows_the_interval_its_verdict_was_decided_on() -> None:
-    from zgain.report.findings import verdict_cell
+    from zgain.report.sections.findings import verdict_cell
 
     row = {"mean_diff": 0.01, "low": -0.04, "high": 0.06, "tost_low": -0.02, "tost_high": 0.04,
            "verdict": "equivalent", "replicates_needed": ""}  # fmt: skip

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from zgain.core.runs import Run
-from zgain.report.controller import ControllerEnd, rate_check
+from zgain.report.analysis.controller import ControllerEnd, rate_check
 from zgain.report.frontier import (
     frontier_plot,
     frontier_table,
@@ -18,8 +18,8 @@ from zgain.report.frontier import (
     twin_check,
     twin_variants,
 )
-from zgain.report.loading import EvalResults
-from zgain.report.sections import twin_conclusion
+from zgain.report.load.runs import EvalResults
+from zgain.report.sections.checks import twin_conclusion
 from zgain.stats.intervals import t_quantile
 
 SEEDS = (0, 1, 2)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zgain.report.markdown import method_label, percent
+from zgain.report.render.markdown import method_label, percent
 
 
 def test_method_label() -> None:

@@ -13,10 +13,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from zgain.params import DataParams, Params
-from zgain.report.bases import BaseRuns
-from zgain.report.loading import EvalResults
-from zgain.report.markdown import method_label
-from zgain.report.tables import (
+from zgain.report.analysis.tables import (
     DECOMPOSITION,
     LOCALIZATION,
     ORACLE,
@@ -24,6 +21,9 @@ from zgain.report.tables import (
     SEED_TABLES,
     TableSpec,
 )
+from zgain.report.load.bases import BaseRuns
+from zgain.report.load.runs import EvalResults
+from zgain.report.render.markdown import method_label
 
 ORACLE_METRIC = "capture"
 """The one metric that is a share of the oracle's I*."""

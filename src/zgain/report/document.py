@@ -20,15 +20,30 @@ from zgain.core.io import atomic_dir, atomic_path, write_json
 from zgain.core.runs import Run
 from zgain.cvae.terms import terms_used
 from zgain.params import Params
-from zgain.report.adjust import (
+from zgain.report.analysis.adjust import (
     ADJUSTED_METRICS,
     adjust_results,
     adjustment_table,
     with_adjusted,
 )
-from zgain.report.bases import BaseRuns
+from zgain.report.analysis.controller import ControllerEnd, beta_bounds, rate_check
+from zgain.report.analysis.plateau import (
+    LEARNING_CONFIRMING_FIGURE,
+    LEARNING_FIGURE,
+    QUANTITY,
+    tier_plateau,
+)
+from zgain.report.analysis.procedure import PROCEDURE_METRICS, procedure_tables
+from zgain.report.analysis.tables import (
+    DECOMPOSITION,
+    decomposition_name,
+    information_by_position,
+    information_by_position_plot,
+    information_by_strategy,
+    seed_table,
+)
+from zgain.report.analysis.verdicts import half_width_table, verdict_table
 from zgain.report.context import Context, Coverage
-from zgain.report.controller import ControllerEnd, beta_bounds, rate_check
 from zgain.report.figures import build_figures, learning_figure, save_png
 from zgain.report.forest import forest_figures
 from zgain.report.frontier import (
@@ -40,14 +55,8 @@ from zgain.report.frontier import (
     twin_check,
     twin_variants,
 )
-from zgain.report.loading import EvalResults, per_run
-from zgain.report.plateau import (
-    LEARNING_CONFIRMING_FIGURE,
-    LEARNING_FIGURE,
-    QUANTITY,
-    tier_plateau,
-)
-from zgain.report.procedure import PROCEDURE_METRICS, procedure_tables
+from zgain.report.load.bases import BaseRuns
+from zgain.report.load.runs import EvalResults, per_run
 from zgain.report.registry import (
     ADJUSTMENT,
     FOLDER,
@@ -63,19 +72,10 @@ from zgain.report.registry import (
     TWINS,
     VERDICTS,
 )
-from zgain.report.sections import (
+from zgain.report.sections.checks import (
     FIGURES_DIR,
 )
 from zgain.report.summary import glossary_names, summary_markdown
-from zgain.report.tables import (
-    DECOMPOSITION,
-    decomposition_name,
-    information_by_position,
-    information_by_position_plot,
-    information_by_strategy,
-    seed_table,
-)
-from zgain.report.verdicts import half_width_table, verdict_table
 from zgain.stats.intervals import finite_mean
 
 METRICS_FILE, CAPTURE_FILE = "metrics.json", "capture.json"  # capture.json: the DVC metric
@@ -109,8 +109,8 @@ def build_report(
     """Every table, figure and metric of `reports/` for the listed runs at every target rate.
 
     by_rate maps each target rate (params order) to its runs; controller holds the rate
-    controller's end state of every run with a target (zgain.report.controller); curves holds
-    the learning-curve plot tables by quantity (zgain.report.curves), written as
+    controller's end state of every run with a target (zgain.report.analysis.controller); curves
+    holds the learning-curve plot tables by quantity (zgain.report.curves), written as
     plots/learning_<quantity>.csv; bases, every base's runs of the contested variants;
     confirming, the confirming runs' validation I^θ curves when they train their own
     cvae.confirm.steps (zgain.report.curves.confirming_curves), read by the plateau rule.

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from zgain.report.markdown import fmt, fmt_stats, frame_table, markdown_table, percent, pivot
+from zgain.report.render.markdown import fmt, fmt_stats, frame_table, markdown_table, percent, pivot
 from zgain.stats.rule import BETTER, UNDETERMINED, WORSE
 
 KNOBS = ("prefix", "decoy_positions", "decoy_noise")

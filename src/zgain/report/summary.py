@@ -14,11 +14,19 @@ from dataclasses import replace
 import pandas as pd
 
 from zgain.core.runs import rate_label
-from zgain.report.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
+from zgain.report.analysis.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
+from zgain.report.analysis.tables import (
+    DECOMPOSITION,
+    PAIRED_MEASURES,
+    SEED_TABLES,
+    SEEDS,
+    TableSpec,
+    decomposition_name,
+)
 from zgain.report.context import Context
-from zgain.report.findings import findings_lines, half_width_section, verdicts_section
-from zgain.report.glossary import GLOSSARY, SYMBOLS, glossary_lines
-from zgain.report.markdown import (
+from zgain.report.registry import STRATEGIES
+from zgain.report.render.glossary import GLOSSARY, SYMBOLS, glossary_lines
+from zgain.report.render.markdown import (
     NOT_APPLICABLE,
     caption,
     column_header,
@@ -28,18 +36,15 @@ from zgain.report.markdown import (
     number_tables,
     pivot,
 )
-from zgain.report.over_bases import procedure_section
-from zgain.report.registry import STRATEGIES
-from zgain.report.scope import TITLE, setup_section
-from zgain.report.sections import damage_sentences, figure_section, rate_check_section, twin_section
-from zgain.report.tables import (
-    DECOMPOSITION,
-    PAIRED_MEASURES,
-    SEED_TABLES,
-    SEEDS,
-    TableSpec,
-    decomposition_name,
+from zgain.report.sections.checks import (
+    damage_sentences,
+    figure_section,
+    rate_check_section,
+    twin_section,
 )
+from zgain.report.sections.findings import findings_lines, half_width_section, verdicts_section
+from zgain.report.sections.over_bases import procedure_section
+from zgain.report.sections.scope import TITLE, setup_section
 
 AT_RATE = "@C"  # suffix of a column adjusted to exactly the target rate
 ADJUSTMENT_NOTE = (

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from zgain.cli.app import app
 from zgain.cvae.terms import POSITIONS
-from zgain.report.markdown import frame_table
+from zgain.report.render.markdown import frame_table
 from zgain.report.sweep.tables import (
     SweepError,
     build_sweep,

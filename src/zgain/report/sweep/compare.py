@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from zgain.report.markdown import bracket, frame_table, percent
+from zgain.report.render.markdown import bracket, frame_table, percent
 from zgain.report.sweep.tables import (
     SWEEP_METRICS,
     SweepError,

@@ -14,8 +14,8 @@ from matplotlib.figure import Figure
 
 from zgain.core.io import replaced_dir
 from zgain.report.document import METRICS_FILE, write_files
-from zgain.report.markdown import frame_table
 from zgain.report.registry import FOLDER, RUNS
+from zgain.report.render.markdown import frame_table
 from zgain.report.sweep.compare import compare, comparison_markdown
 from zgain.report.sweep.figures import family_figure, sweep_frontier_figure
 from zgain.report.sweep.tables import (

@@ -10,9 +10,21 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from zgain.core.runs import rate_label
+from zgain.report.analysis.controller import RATE_TOLERANCE
+from zgain.report.analysis.plateau import confirming_tier, plateau_sentence
+from zgain.report.analysis.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
 from zgain.report.context import Context
-from zgain.report.controller import RATE_TOLERANCE
-from zgain.report.markdown import (
+from zgain.report.registry import (
+    ADJUSTMENT,
+    FRONTIER,
+    HALF_WIDTHS,
+    PLATEAU,
+    PLATEAU_CONFIRMING,
+    POSITIONS,
+    PROCEDURE,
+    VERDICTS,
+)
+from zgain.report.render.markdown import (
     LABELS,
     MARKS,
     NOT_SEPARABLE,
@@ -28,20 +40,8 @@ from zgain.report.markdown import (
     pivot,
     plural,
 )
-from zgain.report.over_bases import procedure_findings_table, procedure_sentence
-from zgain.report.plateau import confirming_tier, plateau_sentence
-from zgain.report.registry import (
-    ADJUSTMENT,
-    FRONTIER,
-    HALF_WIDTHS,
-    PLATEAU,
-    PLATEAU_CONFIRMING,
-    POSITIONS,
-    PROCEDURE,
-    VERDICTS,
-)
-from zgain.report.scope import one_base, world_sentence
-from zgain.report.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
+from zgain.report.sections.over_bases import procedure_findings_table, procedure_sentence
+from zgain.report.sections.scope import one_base, world_sentence
 from zgain.stats.power import POWER
 from zgain.stats.rule import (
     BETTER,

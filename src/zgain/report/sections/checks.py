@@ -11,16 +11,18 @@ import pandas as pd
 
 from zgain.core.runs import rate_label
 from zgain.cvae.terms import terms_used
-from zgain.report.context import Context, Coverage
-from zgain.report.controller import (
+from zgain.report.analysis.controller import (
     RATE_TOLERANCE,
     beta_bounds,
     by_cause,
     cause_sentence,
     off_target,
 )
+from zgain.report.analysis.tables import SEEDS
+from zgain.report.context import Context, Coverage
 from zgain.report.frontier import TWIN_METRICS, twin_variants
-from zgain.report.markdown import (
+from zgain.report.registry import FRONTIER, RATE_CHECK, TWINS, VERDICTS
+from zgain.report.render.markdown import (
     blocks,
     caption,
     column_header,
@@ -32,8 +34,6 @@ from zgain.report.markdown import (
     pivot,
     plural,
 )
-from zgain.report.registry import FRONTIER, RATE_CHECK, TWINS, VERDICTS
-from zgain.report.tables import SEEDS
 from zgain.stats.rule import BETTER, EQUIVALENT, WORSE
 
 FIGURES_DIR = "figures"

@@ -3,7 +3,7 @@
 
 The screening tier (every variant and rate on the screening base, `cvae.seeds`) gives the
 seed-level tables and verdicts; the confirming tier (`cvae.confirm`'s variants and rates on every
-other base) gives the replicates of the claims over bases (zgain.report.procedure).
+other base) gives the replicates of the claims over bases (zgain.report.analysis.procedure).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from zgain.core.errors import DataError
 from zgain.core.io import read_json
 from zgain.core.runs import Tier
 from zgain.params import Params
-from zgain.report.adjust import adjust_to_rate, runs_off
-from zgain.report.loading import EvalResults, load_results
+from zgain.report.analysis.adjust import adjust_to_rate, runs_off
+from zgain.report.load.runs import EvalResults, load_results
 from zgain.report.registry import MISMATCH
 
 

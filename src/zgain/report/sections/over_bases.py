@@ -8,10 +8,12 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from zgain.core.runs import Tier
-from zgain.report.bases import BaseRuns, replicates
+from zgain.report.analysis.controller import RATE_TOLERANCE
+from zgain.report.analysis.procedure import PROCEDURE_METRICS
 from zgain.report.context import Context
-from zgain.report.controller import RATE_TOLERANCE
-from zgain.report.markdown import (
+from zgain.report.load.bases import BaseRuns, replicates
+from zgain.report.registry import BASES, MISMATCH, PROCEDURE
+from zgain.report.render.markdown import (
     LABELS,
     MARKS,
     NOT_SEPARABLE,
@@ -25,8 +27,6 @@ from zgain.report.markdown import (
     pivot,
     sigma_cells,
 )
-from zgain.report.procedure import PROCEDURE_METRICS
-from zgain.report.registry import BASES, MISMATCH, PROCEDURE
 from zgain.stats.power import POWER
 from zgain.stats.rule import BETTER, EQUIVALENT, UNDETERMINED, WORSE
 

@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 
 from zgain.evaluate.schema import KL_TARGET_KEY
-from zgain.report.controller import outside_tolerance
-from zgain.report.loading import EvalResults
+from zgain.report.analysis.controller import outside_tolerance
+from zgain.report.analysis.tables import SEEDS
+from zgain.report.load.runs import EvalResults
 from zgain.report.registry import ADJUSTMENT
-from zgain.report.tables import SEEDS
 from zgain.stats.intervals import Interval, finite_mean
 from zgain.stats.intervals import jackknife as stats_jackknife
 

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from zgain.params import Params
-from zgain.report.adjust import Adjusted
-from zgain.report.bases import BaseRuns, comparisons, mismatch_table, replicates
+from zgain.report.analysis.adjust import Adjusted
+from zgain.report.load.bases import BaseRuns, comparisons, mismatch_table, replicates
 from zgain.report.registry import BASES, MISMATCH, PROCEDURE
 from zgain.stats.intervals import Interval, mean_se, t_interval
 from zgain.stats.power import VarianceComponents, components_of_moments, detectable_difference

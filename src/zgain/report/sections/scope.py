@@ -11,8 +11,8 @@ import pandas as pd
 from zgain.core.runs import rate_label
 from zgain.params import DataParams, PairsParams, Params
 from zgain.report.context import Context
-from zgain.report.loading import DEVICE_COLUMN
-from zgain.report.markdown import NOT_APPLICABLE, fmt, plural
+from zgain.report.load.runs import DEVICE_COLUMN
+from zgain.report.render.markdown import NOT_APPLICABLE, fmt, plural
 
 ANOTHER_NOISE = 0.05  # the rerun example's noise when this world has none
 OTHER_PRIOR = {"uniform": "x_dependent", "x_dependent": "uniform"}

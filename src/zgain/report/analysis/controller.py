@@ -17,7 +17,7 @@ from zgain.core.runs import Run
 from zgain.evaluate.schema import KL_TARGET_KEY
 from zgain.params import Params
 from zgain.report.curves import curve_path, read_curve
-from zgain.report.loading import EvalResults
+from zgain.report.load.runs import EvalResults
 from zgain.report.registry import RATE_CHECK
 
 SETTLE_FRACTION = 0.25
