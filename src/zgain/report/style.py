@@ -20,6 +20,12 @@ COLOURS = (
 )  # fmt: skip
 """The colours (matplotlib's tab10, black, a light blue)."""
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+SPARE = (
+    "#393b79", "#ad494a", "#637939", "#8c6d31", "#7b4173", "#3182bd",
+    "#e6550d", "#31a354", "#756bb1", "#d6616b", "#843c39", "#5254a3",
+)  # fmt: skip
+"""The colours a variant of no known family takes first (matplotlib's tab20b/tab20c, none of
+the known variants' colours)."""
 KNOWN = {
     "token_mean": ("#1f77b4", "o"),
     "token_sum": ("#d62728", "s"),
@@ -92,12 +98,13 @@ def family(name: str) -> str | None:
 
 def colour_marker(variants: Sequence[str]) -> dict[str, tuple[str, str]]:
     """(colour, marker) per variant: a known variant's own; one extending a known variant its
-    colour and a marker fixed by its name; any other a slot fixed by its name. A slot taken (by
-    a known variant or an earlier listed one) moves on to the next, so no two listed variants
-    share both colour and marker."""
+    colour and a marker fixed by its name; any other a spare colour and a marker fixed by its
+    name. A slot taken (by a known variant or an earlier listed one) moves on to the next, so no
+    two listed variants share both colour and marker."""
     taken = set(KNOWN.values())
     chosen = {v: KNOWN[v] for v in variants if v in KNOWN}
-    grid = [(c, m) for m in MARKERS for c in COLOURS]
+    spare = [(c, m) for m in MARKERS for c in SPARE]
+    grid = spare + [(c, m) for m in MARKERS for c in COLOURS]
     for v in (v for v in variants if v not in KNOWN):
         parent = family(v)
         if parent is not None:
@@ -105,7 +112,7 @@ def colour_marker(variants: Sequence[str]) -> dict[str, tuple[str, str]]:
             options = [(colour, m) for m in MARKERS] + grid
             start = slot_of(v, len(MARKERS))
         else:
-            options, start = grid, slot_of(v, len(grid))
+            options, start = grid, slot_of(v, len(spare))
         free = [o for o in options[start:] + options[:start] if o not in taken]
         chosen[v] = free[0] if free else options[start]
         taken.add(chosen[v])
@@ -198,14 +205,15 @@ def edge_arrows(
     pointing out, its label (with the value) inside the axes; labels at the same edge stack."""
     limits = ax.get_ylim() if axis == "y" else ax.get_xlim()
     across = ax.get_xlim() if axis == "y" else ax.get_ylim()
-    stacked: dict[tuple[int, int], int] = {}
+    placed: list[tuple[int, float]] = []
     for position, value, label, colour in outliers:
         side = beyond(value, limits)
         if side == 0:
             continue
         edge = limits[0] if side < 0 else limits[1]
-        key = (side, round(10 * (position - across[0]) / ((across[1] - across[0]) or 1.0)))
-        k = stacked[key] = stacked.get(key, -1) + 1
+        where = (position - across[0]) / ((across[1] - across[0]) or 1.0)
+        k = sum(1 for s, w in placed if s == side and abs(w - where) < 0.15)  # stack near ones
+        placed.append((side, where))
         away = 20 + 11 * k
         text = f"{label} {value:+.2f}" if label else f"{value:+.2f}"
         if axis == "y":

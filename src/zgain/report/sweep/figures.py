@@ -1,4 +1,5 @@
-"""The figures of a sweep report: the frontier over experiments and the (α, γ) family maps."""
+"""The figures of a sweep report: the frontier over experiments and the (α, γ) family maps,
+in the variants' colours and markers of zgain.report.style."""
 
 from __future__ import annotations
 
@@ -10,47 +11,67 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from zgain.report.figures import (
-    AXIS_LABELS,
-    DPI,
-    ORACLE_COLOUR,
-    WIDE,
-    new_figure,
-    outside_legend,
-    styles,
-)
+from zgain.report.figures import AXIS_LABELS, DPI, WIDE, new_figure, outside_legend
+from zgain.report.style import REFERENCE_STYLES, fit_axis, hatch_colour, pairs, styles
 from zgain.report.sweep.tables import FAMILY_METRICS, Sweep
 
 FAMILY_LABELS = {"capture": AXIS_LABELS["capture"], "marginal_gain": "G^marg (nats/seq)"}
 
 
+def identical_variants(rows: pd.DataFrame) -> dict[str, str]:
+    """Each variant whose row equals an earlier variant's in every experiment (kl, I^θ and
+    G^marg), mapped to the first such variant: drawn over it, both stay visible."""
+    metrics = ["kl", "z_information", "marginal_gain"]
+    variants = list(dict.fromkeys(rows["variant"]))
+
+    def scores(v: str) -> pd.DataFrame:
+        mine = rows[rows["variant"] == v]
+        return mine[["experiment", *metrics]].sort_values("experiment").reset_index(drop=True)
+
+    same: dict[str, str] = {}
+    for i, later in enumerate(variants):
+        for earlier in (v for v in variants[:i] if v not in same):
+            if scores(earlier).equals(scores(later)):
+                same[later] = earlier
+                break
+    return same
+
+
 def sweep_frontier_figure(sweep: Sweep) -> Figure:
     """I^θ and G^marg against kl, one point per (experiment, variant), a colour and marker per
-    variant; the legend right of the panels."""
-    fig, (left, right) = new_figure(WIDE, 2)
+    variant (zgain.report.style); the axes set by the values within Tukey's fences, a variant
+    past them an arrow at the edge; the legend below the panels."""
+    fig, (left, right) = new_figure((WIDE[0], WIDE[1] + 1.0), 2)
     variants = list(dict.fromkeys(sweep.rows["variant"]))
-    look = styles(variants)
+    look = styles(variants, same_as=identical_variants(sweep.rows))
     for ax, metric, label in (
         (left, "z_information", AXIS_LABELS["z_information"]),
         (right, "marginal_gain", AXIS_LABELS["marginal_gain"]),
     ):
+        values = {}
         for variant in variants:
             rows = sweep.rows[sweep.rows["variant"] == variant]
             st = look[variant]
+            face = "none" if st.hollow else st.colour
             ax.scatter(
-                rows["kl"], rows[metric], color=st.colour, marker=st.marker, label=variant, s=30
-            )
-        ax.axhline(0.0, color="grey", linewidth=0.8)
+                rows["kl"], rows[metric], edgecolors=st.colour, facecolors=face, marker=st.marker,
+                label=st.label, s=90 if st.hollow else 30, zorder=3,
+            )  # fmt: skip
+            values[variant] = pairs(rows["kl"], rows[metric])
+        ax.axhline(0.0, **REFERENCE_STYLES["zero"])
+        keep = [0.0]
+        if metric == "z_information" and math.isfinite(sweep.oracle_info):
+            ax.axhline(
+                sweep.oracle_info, **REFERENCE_STYLES["oracle"],
+                label=f"oracle I* = {sweep.oracle_info:.3f}",
+            )  # fmt: skip
+            keep.append(sweep.oracle_info)
+        fit_axis(ax, values, look, keep)
         ax.set(xlabel="kl = KL(q ‖ p(z|x)) (nats/seq)", ylabel=label)
-    if math.isfinite(sweep.oracle_info):
-        left.axhline(
-            sweep.oracle_info,
-            color=ORACLE_COLOUR,
-            linestyle="--",
-            label=f"oracle I* = {sweep.oracle_info:.3f}",
-        )
-    left.set_title("z-information against rate, every experiment")
-    right.set_title("marginal gain against rate, every experiment")
+    left.set_title("z-information against rate")
+    right.set_title("marginal gain against rate")
+    n = sweep.rows["experiment"].nunique()
+    fig.suptitle(f"Every experiment of the sweep ({n}), one point per experiment and variant")
     outside_legend(fig, left.get_legend_handles_labels()[0])
     return fig
 
@@ -71,6 +92,7 @@ def family_figure(points: pd.DataFrame, named: pd.DataFrame) -> Figure:
             )
             family_panel(fig, ax, at_rate, named_here, metric, alphas, gammas)
             ax.set_title(f"{FAMILY_LABELS[metric]}, C = {rate:g}")
+    fig.suptitle("The (α, γ) family: capture and G^marg in each cell, the named variants boxed")
     return fig
 
 
@@ -91,7 +113,8 @@ def family_panel(
     fig.colorbar(image, ax=ax, label=FAMILY_LABELS[metric])
     for (g, a), value in np.ndenumerate(grid):
         if math.isfinite(value):
-            ax.text(a, g, f"{value:.3f}", ha="center", va="center", color="white", fontsize=8)
+            ink = hatch_colour(image.cmap(image.norm(value)))  # white on dark, black on light
+            ax.text(a, g, f"{value:.3f}", ha="center", va="center", color=ink, fontsize=8)
     marks: dict[tuple[int, int], list[str]] = {}
     for _, n in named.iterrows():
         if n["alpha"] in alphas and n["gamma"] in gammas:
