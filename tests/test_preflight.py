@@ -26,8 +26,15 @@ def lines_for(tmp_path: Path, raw: dict) -> list[str]:
     return problems(path)[1]
 
 
-def with_data(default_params_raw: dict, data: dict) -> dict:
-    return {**default_params_raw, "data": data}
+def with_data(default_params_raw: dict, data: dict, *, small_batches: bool = True) -> dict:
+    """The params with `data` as their data block; for a pairs block, with batches the toy
+    file's splits fill (the tiny profile's sizes, as in the end-to-end pairs project)."""
+    raw = {**default_params_raw, "data": data}
+    if data.get("source") == "pairs" and small_batches:
+        raw["base"] = {**raw["base"], "batch_size": 64}
+        common = {**raw["cvae"]["common"], "batch_size": 64, "val_examples": 32}
+        raw["cvae"] = {**raw["cvae"], "common": common}
+    return raw
 
 
 def test_the_committed_params_pass(tmp_path: Path, default_params_raw: dict) -> None:
@@ -155,9 +162,22 @@ def test_a_pairs_file_too_small_to_split_names_its_rows_splits_and_minimum(
     raw = with_data(default_params_raw, pairs_params(str(file), oracle=True))
     assert lines_for(tmp_path, raw) == [
         f"data.file: {file} has 3 rows (3 distinct keys), split train 1, val 1, test 1 by "
-        "data.val_fraction 0.2 and data.test_fraction 0.25: the train and val and test splits "
-        "must hold at least 2 rows (more rows, or other fractions)"
+        "data.val_fraction 0.2 and data.test_fraction 0.25; too small to train or test on: "
+        "train 1 < 64 (base.batch_size), val 1 < 32 (cvae.common.val_examples), test 1 < 2 "
+        "(intervals over examples) (more rows, or other fractions)"
     ]
+
+
+def test_a_split_smaller_than_a_batch_names_the_key_that_sets_its_minimum(
+    tmp_path: Path, default_params_raw: dict
+) -> None:
+    """The default batches (base 256, CVAE validation 256 examples) are larger than the toy
+    file's train and validation splits: refused here, where `generate` would stop."""
+    file = write_toy_pairs(Path("pairs/toy.tsv"))
+    data = pairs_params(str(file), oracle=True)
+    [line] = lines_for(tmp_path, with_data(default_params_raw, data, small_batches=False))
+    assert line.startswith(f"data.file: {file} has 311 rows (240 distinct keys), split train")
+    assert "train 165 < 256 (base.batch_size), val 67 < 256 (cvae.common.val_examples)" in line
 
 
 def test_the_split_sizes_are_generates_own(default_params_raw: dict) -> None:

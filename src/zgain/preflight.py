@@ -33,9 +33,9 @@ BLOCK_DOCS = {
 # A held-out share inside these bounds is taken as meant, so a too-small probe split is blamed
 # on the test split's size; a share outside them is blamed itself.
 USUAL_SHARES = (0.1, 0.9)
-# The fewest examples a split may hold: the test split's intervals over examples need two, and
-# a train or validation split of one example trains or stops on a single pair.
-MIN_SPLIT_ROWS = 2
+# The fewest examples the test split may hold: its intervals over examples need two. (The train
+# and validation splits' minimums come from params: `split_minimums`.)
+MIN_TEST_ROWS = 2
 _DATA_KEY = re.compile(r"^data\.(\w+): (missing required key|unknown key \(known: [^)]*\))$")
 _PROBE = re.compile(
     r"^evaluate\.probe_test_fraction: must leave at least one example per strategy \((\d+)\) "
@@ -112,36 +112,52 @@ def _probe_fits(n_test: int, fraction: float, classes: int) -> bool:
     return min(held_out, n_test - held_out) >= classes
 
 
-def pairs_header_errors(data: PairsParams, rates: Sequence[float] | None = None) -> list[str]:
+def pairs_header_errors(data: PairsParams, raw: object = None) -> list[str]:
     """What is wrong with the pairs file before `generate` reads it: each column that params
     name and the file lacks (or, in Parquet, holds with the wrong type), one line naming its
-    key, the file and the file's columns; with a right header, splits too small to use and an
-    undeclared headline rate. `rates`: cvae.rates (None: those of params.yaml in the working
-    directory, the file check_params validates, which passes the data block alone)."""
+    key, the file and the file's columns; with a right header, splits too small to train or
+    test on and an undeclared headline rate. `raw`: the parsed params (None: params.yaml in the
+    working directory, the file check_params validates, which passes the data block alone)."""
     lines = _header_errors(data)
     if lines:
         return lines
-    if rates is None:
-        rates = _params_rates(PARAMS_FILE)
-    return split_size_errors(data) + headline_rate_errors(rates, data)
+    if raw is None:
+        try:
+            raw = read_yaml(PARAMS_FILE)
+        except ParamsError:
+            raw = {}
+    rates = _value(raw, "cvae", "rates")
+    rates = list(rates) if isinstance(rates, list) else []
+    return split_size_errors(data, split_minimums(raw)) + headline_rate_errors(rates, data)
 
 
-def _params_rates(path: str | Path) -> list[float]:
-    """cvae.rates of a params file ([] when it has none to read: the schema reports that)."""
-    try:
-        raw = read_yaml(path)
-    except ParamsError:
-        return []
-    cvae = raw.get("cvae") if isinstance(raw, dict) else None
-    rates = cvae.get("rates") if isinstance(cvae, dict) else None
-    return list(rates) if isinstance(rates, list) else []
+def _value(raw: object, *keys: str) -> object:
+    for key in keys:
+        raw = raw.get(key) if isinstance(raw, dict) else None
+    return raw
+
+
+def split_minimums(raw: object) -> dict[str, tuple[int, str]]:
+    """The fewest rows each split may hold, and what sets it: the train split must fill a batch
+    of the base and of the CVAE, the validation split the CVAE's validation examples (as
+    `generate` itself checks: zgain.world.pairs.check_sizes), the test split MIN_TEST_ROWS."""
+
+    def sized(*keys: str) -> tuple[int, str]:
+        value = _value(raw, *keys)
+        return (value if isinstance(value, int) else 1), ".".join(keys)
+
+    train = max(
+        sized("base", "batch_size"), sized("cvae", "common", "batch_size"), key=lambda m: m[0]
+    )  # the first named on a tie
+    val = sized("cvae", "common", "val_examples")
+    return {"train": train, "val": val, "test": (MIN_TEST_ROWS, "intervals over examples")}
 
 
 def headline_rate_errors(rates: Sequence[float], data: PairsParams) -> list[str]:
     """Without an oracle the headline rate is the middle of the sorted rates
-    (zgain.report.frontier.headline_rate); an even number of rates has no middle one, and the
-    report would take the lower of the two without saying so. Params have no field to declare
-    the headline, so the remedy is an odd number of rates."""
+    (the report's `headline_rate`); an even number of rates has no middle one, and the report
+    would take the lower of the two without saying so. Params have no field to declare the
+    headline, so the remedy is an odd number of rates."""
     if data.oracle is not None or not rates or len(rates) % 2:
         return []
     ordered = sorted(rates)
@@ -168,10 +184,11 @@ def split_sizes(keys: Sequence[str], data: PairsParams) -> dict[str, int]:
     return {"train": int(counts[0]), "val": int(counts[1]), "test": int(counts[2])}
 
 
-def split_size_errors(data: PairsParams) -> list[str]:
-    """One line when a split of the pairs file would hold fewer than MIN_SPLIT_ROWS rows,
-    naming the file's rows and distinct keys, every split's size, the fractions and the
-    minimum. Reads the file (the key column decides the splits)."""
+def split_size_errors(data: PairsParams, minimums: dict[str, tuple[int, str]]) -> list[str]:
+    """One line when a split of the pairs file would hold fewer rows than its minimum
+    (`split_minimums`), naming the file's rows and distinct keys, every split's size, the
+    fractions, and each short split's minimum with what sets it. Reads the file (the key column
+    decides the splits)."""
     from zgain.world.pairs import read_frame
 
     try:
@@ -181,15 +198,19 @@ def split_size_errors(data: PairsParams) -> list[str]:
     key = data.x_column if data.key_column is None else data.key_column
     keys = frame[key].map(str).to_numpy()
     sizes = split_sizes(keys, data)
-    small = [name for name, n in sizes.items() if n < MIN_SPLIT_ROWS]
-    if not small:
+    short = [
+        f"{name} {n} < {minimums[name][0]} ({minimums[name][1]})"
+        for name, n in sizes.items()
+        if n < minimums[name][0]
+    ]
+    if not short:
         return []
     listed = ", ".join(f"{name} {n}" for name, n in sizes.items())
     return [
         f"data.file: {data.file} has {len(keys)} rows ({len(set(keys))} distinct keys), split "
         f"{listed} by data.val_fraction {data.val_fraction:g} and data.test_fraction "
-        f"{data.test_fraction:g}: the {' and '.join(small)} split{'s' * (len(small) > 1)} "
-        f"must hold at least {MIN_SPLIT_ROWS} rows (more rows, or other fractions)"
+        f"{data.test_fraction:g}; too small to train or test on: {', '.join(short)} (more "
+        "rows, or other fractions)"
     ]
 
 

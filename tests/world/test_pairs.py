@@ -206,9 +206,15 @@ def test_log_n_oracle_of_the_toy_file() -> None:
     assert math.isclose(frame["nll"].max(), math.log(2))
 
 
-def test_check_params_names_a_missing_or_unreadable_pairs_file(tmp_path: Path, toy_file) -> None:
+def test_check_params_names_a_missing_or_unreadable_pairs_file(
+    tmp_path: Path, toy_file, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from stages.check_params import pairs_file_errors
 
+    # the split sizes are checked against the batches of params.yaml in the working directory
+    # (the file the stage validates): the tiny profile's, which the toy file's splits fill
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(tiny_params_raw()))
     assert pairs_file_errors(params_for(tmp_path, str(toy_file))) == []
     missing = tmp_path / "gone.tsv"
     assert pairs_file_errors(params_for(tmp_path, str(missing))) == [
