@@ -11,10 +11,9 @@ from zgain.params import parse_params
 from zgain.report.analysis.plateau import (
     QUANTITY,
     TOP,
-    confirming_tier,
-    plateau_sentence,
     tier_plateau,
 )
+from zgain.report.sections.plateau import confirming_tier, plateau_sentence
 
 
 def _params(steps: int):

@@ -33,6 +33,7 @@ from zgain.core.errors import DataError
 from zgain.core.io import write_json
 from zgain.core.runs import Run, Tier
 from zgain.params import Params
+from zgain.report.analysis.procedure import base_n_off, base_values
 from zgain.report.load.bases import base_facts, load_bases
 
 BASES = (0, 1, 2, 3)
@@ -184,13 +185,13 @@ def test_every_comparison_is_over_all_bases_and_counts_its_left_out_runs(built) 
 def test_a_run_off_its_target_is_left_out_not_moved(built) -> None:
     params, _ = built
     base2 = load_bases(params)[2]
-    values = base2.values("example_inverse", HEADLINE, "capture", SLOPE["example_inverse"])
+    values = base_values(base2, "example_inverse", HEADLINE, "capture", SLOPE["example_inverse"])
     assert values["base"].tolist() == [2, 2] and values["seed"].tolist() == [0, 1]
     assert values["value"].iloc[0] == pytest.approx(0.55)
     assert math.isnan(values["value"].iloc[1])  # KL 3.0 for C = 2.5: +20%
-    assert base2.n_off(("example_inverse", "token_mean"), HEADLINE) == 1
+    assert base_n_off(base2, ("example_inverse", "token_mean"), HEADLINE) == 1
     base1 = load_bases(params)[1]
-    moved = base1.values("token_mean", HEADLINE, "capture", SLOPE["token_mean"])["value"]
+    moved = base_values(base1, "token_mean", HEADLINE, "capture", SLOPE["token_mean"])["value"]
     assert moved.tolist() == pytest.approx([0.30, 0.34 - 0.1 / 15])  # KL 2.6: 4% off, moved
 
 

@@ -13,11 +13,11 @@ from zgain.core.errors import DataError
 from zgain.report.analysis.plateau import (
     QUANTITY,
     TOP,
-    plateau_sentence,
     plateau_table,
     validated,
 )
 from zgain.report.figures import learning_figure
+from zgain.report.sections.plateau import plateau_sentence
 
 STEPS, VAL_EVERY, LOG_EVERY = 400, 50, 25
 

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from zgain.params import Params
-from zgain.report.analysis.adjust import Adjusted
+from zgain.report.analysis.adjust import Adjusted, adjust_to_rate, runs_off
 from zgain.report.load.bases import BaseRuns, comparisons, mismatch_table, replicates
 from zgain.report.registry import BASES, MISMATCH, PROCEDURE
 from zgain.stats.intervals import Interval, mean_se, t_interval
@@ -38,6 +38,22 @@ class ProcedureInterval:
     components: VarianceComponents
     n_replicates: int
     per_base: dict[int, float]
+
+
+def base_values(
+    base: BaseRuns, variant: str, rate: float, metric: str, slope: float
+) -> pd.DataFrame:
+    """(base, seed, value): one base's replicates' `metric` moved to exactly `rate` along `slope`
+    (NaN for a run off its target)."""
+    at = base.results[rate]
+    moved = adjust_to_rate(at.values(variant, metric), at.values(variant, "kl"), rate, slope)
+    value = np.where(runs_off(at, variant), math.nan, moved)
+    return pd.DataFrame({"base": base.seed, "seed": list(at.seeds), "value": value})
+
+
+def base_n_off(base: BaseRuns, variants: Sequence[str], rate: float) -> int:
+    """How many of one base's runs of `variants` at `rate` are off their target."""
+    return sum(int(runs_off(base.results[rate], v).sum()) for v in variants)
 
 
 def _finite(values: pd.DataFrame) -> pd.DataFrame:
@@ -96,8 +112,8 @@ def procedure_table(
             for a, b in pairs:
                 diffs = []
                 for base in bases:
-                    va = base.values(a, rate, metric, adjusted.slopes[(a, rate, metric)])
-                    vb = base.values(b, rate, metric, adjusted.slopes[(b, rate, metric)])
+                    va = base_values(base, a, rate, metric, adjusted.slopes[(a, rate, metric)])
+                    vb = base_values(base, b, rate, metric, adjusted.slopes[(b, rate, metric)])
                     diffs.append(va.assign(value=va["value"] - vb["value"]))
                 result = procedure_interval(pd.concat(diffs, ignore_index=True), confidence)
                 family.append((a, b, result))
@@ -120,7 +136,11 @@ def procedure_table(
                     (a, b, rate, metric, *result.interval.row().values(), result.n_replicates)
                     + (parts.sigma_b, parts.sigma_b_upper, parts.sigma_w, parts.sigma_w_upper)
                     + detectable
-                    + (sum(base.n_off((a, b), rate) for base in bases), e.tost_low, e.tost_high)
+                    + (
+                        sum(base_n_off(base, (a, b), rate) for base in bases),
+                        e.tost_low,
+                        e.tost_high,
+                    )
                     + (e.p, p_holm, verdict)
                 )
     return PROCEDURE.frame(rows)
@@ -160,7 +180,7 @@ def bases_table(
                 "seeds": len(at.seeds),
             }
             for v in variants:
-                values = base.values(v, rate, metric, adjusted.slopes[(v, rate, metric)])
+                values = base_values(base, v, rate, metric, adjusted.slopes[(v, rate, metric)])
                 finite = values["value"].dropna()
                 row[v] = float(finite.mean()) if len(finite) else math.nan
             rows.append(row)

@@ -13,14 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from zgain.core.errors import DataError
 from zgain.core.io import read_json
 from zgain.core.runs import Tier
 from zgain.params import Params
-from zgain.report.analysis.adjust import adjust_to_rate, runs_off
 from zgain.report.load.runs import EvalResults, load_results
 from zgain.report.registry import MISMATCH
 
@@ -36,17 +34,6 @@ class BaseRuns:
     test_excess: float
     results: Mapping[float, EvalResults]
     mismatch: pd.DataFrame  # base_mismatch: b_t beside b*_t by position
-
-    def values(self, variant: str, rate: float, metric: str, slope: float) -> pd.DataFrame:
-        """(base, seed, value): the replicates' `metric` moved to exactly `rate` along `slope`
-        (NaN for a run off its target)."""
-        at = self.results[rate]
-        moved = adjust_to_rate(at.values(variant, metric), at.values(variant, "kl"), rate, slope)
-        value = np.where(runs_off(at, variant), math.nan, moved)
-        return pd.DataFrame({"base": self.seed, "seed": list(at.seeds), "value": value})
-
-    def n_off(self, variants: Sequence[str], rate: float) -> int:
-        return sum(int(runs_off(self.results[rate], v).sum()) for v in variants)
 
 
 def base_facts(meta_path: str | Path, base: int) -> tuple[str, float]:

@@ -11,7 +11,6 @@ import pandas as pd
 
 from zgain.core.runs import rate_label
 from zgain.report.analysis.controller import RATE_TOLERANCE
-from zgain.report.analysis.plateau import confirming_tier, plateau_sentence
 from zgain.report.analysis.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
 from zgain.report.context import Context
 from zgain.report.registry import (
@@ -41,6 +40,7 @@ from zgain.report.render.markdown import (
     plural,
 )
 from zgain.report.sections.over_bases import procedure_findings_table, procedure_sentence
+from zgain.report.sections.plateau import confirming_tier, plateau_sentence
 from zgain.report.sections.scope import one_base, world_sentence
 from zgain.stats.power import POWER
 from zgain.stats.rule import (
