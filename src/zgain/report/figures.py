@@ -92,11 +92,15 @@ def bracket(text: str) -> str:
     return f" ({text.removeprefix('; ')})" if text else ""
 
 
-def nesting(i: int, n: int) -> dict:
-    """Line width and marker size of the i-th of n variants: the first widest and largest, so
-    that where curves coincide each later one is drawn inside the earlier ones, all visible."""
+def nesting(variant: str, group: Sequence[str]) -> dict:
+    """Line width and marker size of a variant: within the `group` (where curves coincide) the
+    first widest and largest, so that each later one is drawn inside the earlier ones and all
+    stay visible; outside it the plain width and size."""
+    if variant not in group:
+        return {"linewidth": 1.3, "markersize": 5.0, "zorder": 2}
+    i, n = group.index(variant), len(group)
     share = (n - 1 - i) / (n - 1) if n > 1 else 0.0
-    return {"linewidth": 1.2 + 2.3 * share, "markersize": 5.0 + 6.0 * share, "zorder": 2 + i / n}
+    return {"linewidth": 1.3 + 1.9 * share, "markersize": 5.0 + 5.0 * share, "zorder": 2 + i / n}
 
 
 AXIS_LABELS = {
@@ -135,8 +139,9 @@ def frontier_figure(
     drawn: dict[str, Line2D] = {}
     for ax, metric in zip(axes, shown, strict=True):
         values: dict[str, list[tuple[float, float]]] = {}
-        for i, variant in enumerate(variants):
-            st, nested = look[variant], nesting(i, len(variants))
+        nested_in = [v for v in variants if v in group] or list(variants)
+        for variant in variants:
+            st, nested = look[variant], nesting(variant, nested_in)
             runs = points[points["variant"] == variant]
             mine = frontier[frontier["variant"] == variant]
             means = mine.pivot(index="rate", columns="metric", values="mean").sort_index()

@@ -233,6 +233,7 @@ def edge_arrows(
 def runs_phrase(counts: pd.Series, unit: str = "seed") -> str:
     """'one seed', 'mean over k seeds' or 'mean over j–k seeds' from the runs per cell."""
     counts = counts.dropna().astype(int)
+    counts = counts[counts > 0]  # a metric the data lacks counts no runs
     if counts.empty:
         return ""
     low, high = int(counts.min()), int(counts.max())
