@@ -13,6 +13,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from zgain.report.figures import new_figure, outside_legend
 from zgain.report.style import VERDICT_COLOURS, beyond, fences, finite
@@ -72,6 +73,7 @@ def forest_panel(
         colour = VERDICT_COLOURS[row["verdict"]]
         past |= forest_row(ax, int(y), row[mean], row["low"], row["high"], colour)
     ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
     ax.grid(alpha=0.3, axis="x")
     ax.set_title(title)
     return past
