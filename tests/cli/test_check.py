@@ -56,10 +56,14 @@ def test_fresh_values_inside_the_committed_intervals_pass(repo: Path) -> None:
     result = CliRunner().invoke(app, ["check"])
     assert result.exit_code == 0, result.output
     assert (
-        "4 of 4 metrics (2 rates) lie inside the committed run's intervals (HEAD); an unchanged "
-        "rerun puts up to 2 outside 99% of the time" in result.output
+        "per rate: 4 of 4 seed means (2 rates) lie inside the committed run's intervals (HEAD)"
+        in result.output
     )
-    assert "0 separated verdicts reversed" in result.output
+    assert (
+        "exit rule: an unchanged rerun puts up to 2 of these 4 values outside 99% of the time"
+        in (result.output)
+    )
+    assert "0 verdicts reversed" in result.output
 
 
 def test_one_metric_outside_is_what_a_rerun_does_and_passes(repo: Path) -> None:
@@ -71,7 +75,7 @@ def test_one_metric_outside_is_what_a_rerun_does_and_passes(repo: Path) -> None:
     assert "decomposition_rate1.0.csv: token_mean capture = 0.9500 OUTSIDE [0.7000, 0.8000]" in (
         result.output
     )
-    assert "3 of 4 metrics" in result.output
+    assert "3 of 4 seed means" in result.output
 
 
 def test_a_changed_run_fails(repo: Path) -> None:
@@ -80,7 +84,7 @@ def test_a_changed_run_fails(repo: Path) -> None:
     write(repo, moved, rate="0.5")
     result = CliRunner().invoke(app, ["check"])
     assert result.exit_code == 1
-    assert "0 of 4 metrics" in result.output
+    assert "0 of 4 seed means" in result.output
 
 
 def test_a_reversed_verdict_fails(repo: Path) -> None:

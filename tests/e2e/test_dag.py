@@ -295,3 +295,21 @@ def test_removed_variant_does_not_leak_into_reports(repo: Path) -> None:
     for path in (repo / "reports").rglob("*"):
         if path.suffix in {".md", ".csv", ".json"}:
             assert "token_share_cc" not in path.read_text(), path  # ...but not reported
+
+
+def test_zgain_check_passes_an_unchanged_rerun_with_one_screening_seed(repo: Path) -> None:
+    """The README's comparison after `make repro`, on a design like the default's: one
+    screening seed leaves no interval over seeds, so the check compares run by run and exits 0."""
+    set_param(repo, "cvae.seeds", [0])
+    assert ran_stages(sh(repo, "dvc", "repro")) <= {"check_params", "report"}
+    commit(repo, "one screening seed")
+    done = run(repo, "zgain", "check")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "none has an interval (one seed per run)" in done.stdout
+    runs = pd.read_csv(repo / "reports" / "tables" / "runs.csv")
+    assert len(runs) == 2 * len(RATES)  # two screening variants, one seed, every rate
+    assert (
+        f"run by run (one seed, no interval): {len(runs)} of {len(runs)} runs equal the "
+        "committed run" in done.stdout
+    )
+    assert "zgain check: pass: 0 of " in done.stdout

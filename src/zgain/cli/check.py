@@ -1,20 +1,15 @@
 """`zgain check`: does a fresh run agree with the committed one?
 
-After `make repro` on another machine every number differs from the committed run's in its last
-digits (float rounding differs between machines, and training amplifies it), so a digit-by-digit
-diff says nothing. This compares the fresh report's per-rate decomposition tables
-(`reports/tables/decomposition_rate<C>.csv`) with the committed ones (git HEAD), metric by
-metric at every rate: a fresh seed mean inside the committed seed interval agrees.
-
-Even a fresh run that is only another draw of the committed run's seed distribution puts some
-metrics outside: with n seeds on both sides and the report's 95% t-intervals, each metric lies
-inside with probability P(|t_{n-1}| <= t_{0.975, n-1} / sqrt(2)), 0.907 for n = 3, and the
-metrics of one run move together (capture is I^θ / I*). So the exit status does not ask for
-every metric inside: it compares the count outside with that count's distribution under an
-unchanged rerun, simulated with the metrics' dependence (`null_outside_counts`), and fails
-when the count exceeds its PASS_LEVEL quantile, or when a separated verdict of
-tables/verdicts.csv reverses (better against worse). An unchanged rerun then passes with
-probability PASS_LEVEL (docs/usage.md#what-is-and-is-not-reproducible).
+After `make repro` on another CPU every run differs from the committed one (float rounding
+differs and training amplifies it), so a digit-by-digit diff says nothing. This compares what
+the design has intervals for: each claim over bases (tables/procedure.csv, a t-interval over the
+confirming bases) and each per-rate seed mean where a cell has two or more seeds
+(decomposition_rate<C>.csv). An unchanged rerun puts some values outside (a fresh mean lies
+inside the committed interval with `inside_probability`), so the exit status compares the count
+outside with its distribution under an unchanged rerun and fails above its PASS_LEVEL quantile,
+or when a separated verdict reverses (better against worse). Runs with one seed have no
+interval: they are compared run by run (`zgain.cli.check_runs`) and reported, never failed
+(docs/usage.md#what-is-and-is-not-reproducible).
 """
 
 from __future__ import annotations
@@ -32,11 +27,12 @@ import typer
 import yaml
 from scipy.stats import t as student_t
 
+from zgain.cli.check_bases import PROCEDURE_KEY, procedure_outside_counts, reversed_over_bases
+from zgain.cli.check_runs import RunComparison, compare_runs
 from zgain.report.registry import FOLDER as TABLES
 from zgain.report.registry import PROCEDURE, RUNS, VERDICTS
 from zgain.report.statistics import half_width, t_quantile
 
-PROCEDURE_KEY = ["a", "b", "rate", "metric"]
 PASS_LEVEL = 0.99  # an unchanged rerun passes with this probability
 NULL_DRAWS = 4000  # simulated reruns behind the threshold
 NULL_SEED = 0
@@ -283,30 +279,43 @@ class Calibration:
         return outside <= self.threshold and not self.reversed
 
 
-def calibrate(verdicts: list[Verdict], reports: Path, repo: Path, revision: str) -> Calibration:
-    """The exit rule's inputs: the simulated null of the count outside (with the committed
-    runs' dependence between metrics) and the separated verdicts that reversed."""
+def calibrate(
+    verdicts: list[Verdict], procedure: list[Verdict], reports: Path, repo: Path, revision: str
+) -> Calibration:
+    """The exit rule's inputs: the simulated null of the count outside (per-rate metrics with
+    the committed runs' dependence between metrics, plus the comparisons over bases) and the
+    separated verdicts that reversed."""
     folder = tables_folder(reports, repo)
     runs_text = committed_text(repo, f"{folder}/{RUNS.file}", revision)
     runs = pd.read_csv(io.StringIO(runs_text)) if runs_text else None
     null = null_outside_counts(verdicts, runs, committed_confidence(repo, revision))
-    fresh = reports / TABLES / VERDICTS.file
-    flipped = reversed_verdicts(
-        fresh.read_text() if fresh.is_file() else None,
-        committed_text(repo, f"{folder}/{VERDICTS.file}", revision),
-    )
+    null = null + procedure_outside_counts([v.expected for v in procedure])
+    flipped = []
+    for table, rule in ((VERDICTS, reversed_verdicts), (PROCEDURE, reversed_over_bases)):
+        fresh = reports / TABLES / table.file
+        flipped += rule(
+            fresh.read_text() if fresh.is_file() else None,
+            committed_text(repo, f"{folder}/{table.file}", revision),
+        )
     threshold = int(np.quantile(null, PASS_LEVEL, method="higher"))
     return Calibration(threshold, float(null.mean()), runs is not None, flipped)
+
+
+def fresh_text(reports: Path, name: str) -> str | None:
+    path = reports / TABLES / name
+    return path.read_text() if path.is_file() else None
 
 
 def check(
     reports: Annotated[Path, typer.Option(help="the fresh run's report folder")] = Path("reports"),
     revision: Annotated[str, typer.Option(help="the committed run to compare with")] = "HEAD",
-    verbose: Annotated[bool, typer.Option(help="print every metric, not only outside")] = False,
+    verbose: Annotated[bool, typer.Option(help="print every value, not only outside")] = False,
 ) -> None:
-    """Say whether each fresh headline value lies inside the committed run's seed interval; exit
-    1 when more lie outside than an unchanged rerun would put there 99% of the time, or when a
-    separated verdict reversed; 0 otherwise."""
+    """Compare a fresh report with the committed one: each claim over bases and each per-rate
+    seed mean against its committed interval, and each run against its committed value. Exit 1
+    when more values lie outside the intervals than an unchanged rerun would put there 99% of
+    the time, or when a separated verdict reversed; 0 otherwise (the run-by-run part is
+    reported, never failed: one seed has no interval)."""
     repo = Path(
         subprocess.run(
             ["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True
@@ -314,38 +323,67 @@ def check(
     )
     try:
         verdicts = check_reports(reports, repo, revision)
+        procedure = procedure_verdicts(reports, repo, revision)
+        folder = tables_folder(reports, repo)
     except FileNotFoundError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
-    if not verdicts:
+    by_run = compare_runs(
+        fresh_text(reports, RUNS.file), committed_text(repo, f"{folder}/{RUNS.file}", revision)
+    )
+    if not verdicts and not procedure and by_run is None:
         typer.echo(f"error: no table of {reports / TABLES} is committed at {revision}", err=True)
         raise typer.Exit(2)
-    outside = [v for v in verdicts if not v.inside]
-    for verdict in verdicts if verbose else outside:
+    compared = verdicts + procedure
+    outside = [v for v in compared if not v.inside]
+    for verdict in compared if verbose else outside:
         typer.echo(verdict.line())
-    rule = calibrate(verdicts, reports, repo, revision)
+    rule = calibrate(verdicts, procedure, reports, repo, revision)
     for line in rule.reversed:
         typer.echo(f"REVERSED: {line}")
-    tables = len({v.table for v in verdicts})
-    dependence = "the committed runs' correlation" if rule.dependence else "none (no runs.csv)"
+    for line in summary_lines(verdicts, procedure, by_run, rule, revision):
+        typer.echo(line)
+    passed = rule.passes(len(outside))
     typer.echo(
-        f"{len(verdicts) - len(outside)} of {len(verdicts)} metrics ({tables} rates) lie inside "
-        f"the committed run's intervals ({revision}); an unchanged rerun puts up to "
-        f"{rule.threshold} outside {PASS_LEVEL:.0%} of the time (mean {rule.null_mean:.1f}; "
-        f"dependence between metrics: {dependence}); {len(rule.reversed)} separated verdicts "
-        "reversed (docs/usage.md#what-is-and-is-not-reproducible)"
+        f"zgain check: {'pass' if passed else 'FAIL'}: {len(outside)} of {len(compared)} values "
+        f"outside the committed intervals (an unchanged rerun: up to {rule.threshold}), "
+        f"{len(rule.reversed)} verdicts reversed"
     )
-    procedure = procedure_verdicts(reports, repo, revision)
-    if procedure:
-        for verdict in procedure if verbose else [v for v in procedure if not v.inside]:
-            typer.echo(verdict.line())
-        inside = sum(v.inside for v in procedure)
-        expected = sum(v.expected for v in procedure)
-        typer.echo(
-            f"over bases: {inside} of {len(procedure)} comparisons lie inside the committed "
-            f"intervals over {procedure[0].n_committed} bases; a rerun that redraws every base "
-            f"puts {expected:.1f} inside on average (a rerun on a machine that retrains the same "
-            "bases puts all inside)"
-        )
-    if not rule.passes(len(outside)):
+    if not passed:
         raise typer.Exit(1)
+
+
+def summary_lines(
+    verdicts: list[Verdict],
+    procedure: list[Verdict],
+    by_run: RunComparison | None,
+    rule: Calibration,
+    revision: str,
+) -> list[str]:
+    """What was compared, one line per part."""
+    dependence = "the committed runs' correlation" if rule.dependence else "none (no runs.csv)"
+    tables = len({v.table for v in verdicts})
+    lines = [
+        f"per rate: {sum(v.inside for v in verdicts)} of {len(verdicts)} seed means ({tables} "
+        f"rates) lie inside the committed run's intervals ({revision})"
+        + ("" if verdicts else "; none has an interval (one seed per run)")
+    ]
+    if procedure:
+        expected = sum(v.expected for v in procedure)
+        lines.append(
+            f"over bases: {sum(v.inside for v in procedure)} of {len(procedure)} comparisons lie "
+            f"inside the committed intervals over {procedure[0].n_committed} bases; a rerun that "
+            f"redraws every base puts {expected:.1f} inside on average (a rerun on a machine "
+            "that retrains the same bases puts all inside)"
+        )
+    else:
+        lines.append("over bases: no comparison has a committed interval (fewer than 2 bases)")
+    lines.append(
+        f"exit rule: an unchanged rerun puts up to {rule.threshold} of these "
+        f"{len(verdicts) + len(procedure)} values outside {PASS_LEVEL:.0%} of the time (mean "
+        f"{rule.null_mean:.1f}; dependence between metrics: {dependence}); "
+        "docs/usage.md#what-is-and-is-not-reproducible"
+    )
+    if by_run is not None:
+        lines.append(by_run.line())
+    return lines
