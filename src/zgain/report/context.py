@@ -2,13 +2,14 @@
 strategies, a per-token oracle; a pairs file, docs/own-data.md, lacks the last two and has an
 oracle only when its params name one, and what needs a missing one is left out by name), and
 what every section reads (`Context`: the params, the runs at each rate, the headline rate, the
-computed tables, the coverage and the bases)."""
+computed tables, the coverage, the bases and the settings)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import pandas as pd
 
@@ -24,6 +25,7 @@ from zgain.report.analysis.tables import (
 from zgain.report.load.bases import BaseRuns
 from zgain.report.load.runs import EvalResults
 from zgain.report.render.markdown import method_label
+from zgain.report.settings import Settings
 
 ORACLE_METRIC = "capture"
 """The one metric that is a share of the oracle's I*."""
@@ -143,9 +145,10 @@ class Context:
         """The runs at the headline rate."""
         return self.by_rate[self.headline]
 
-    @property
-    def confidence(self) -> float:
-        return self.params.report.confidence
+    @cached_property
+    def settings(self) -> Settings:
+        """The report's settings, read from params once (the only place sections get them)."""
+        return Settings.of(self.params.report, self.headline)
 
     @property
     def n_seeds(self) -> int:
@@ -154,7 +157,7 @@ class Context:
     @property
     def method(self) -> str:
         """How every cell over seeds was computed (markdown.method_label)."""
-        return method_label(self.n_seeds, self.confidence)
+        return method_label(self.n_seeds, self.settings.confidence)
 
     @property
     def weights(self) -> dict[str, Mapping[str, float]]:

@@ -120,7 +120,8 @@ def build_report(
     headline = headline_rate(list(by_rate), first.split_value("oracle_info"))
     tables: dict[str, pd.DataFrame] = {}
     ctx = Context(params, by_rate, headline, tables, coverage, bases)
-    results, report, confidence = ctx.results, params.report, ctx.confidence
+    results, settings = ctx.results, ctx.settings
+    confidence = settings.confidence
     latent_dim = params.cvae.common.model.latent_dim
     for spec in coverage.seed_tables():
         tables[spec.name] = seed_table(spec, results, confidence, latent_dim)
@@ -132,9 +133,9 @@ def build_report(
     names = {decomposition_name(rate): rate for rate in by_rate} | {DECOMPOSITION.name: headline}
     for name, rate in names.items():
         tables[name] = with_adjusted(tables[name], adjustment, rate)
-    deltas, rank = report.equivalence.model_dump(), coverage.rank_metric
+    deltas, rank = settings.deltas, coverage.rank_metric
     tables[VERDICTS.name] = verdict_table(
-        adjusted, results.variants, report.baseline_variant, report.pairs, deltas,
+        adjusted, results.variants, settings.baseline, settings.pairs, deltas,
         coverage.verdict_metrics, confidence,
     )  # fmt: skip
     tables[HALF_WIDTHS.name] = half_width_table(
@@ -143,7 +144,9 @@ def build_report(
     tables[POSITIONS.name] = information_by_position(results, confidence, coverage.token_oracle)
     if coverage.strategies:
         tables[STRATEGIES.name] = information_by_strategy(results, coverage.strategies, confidence)
-    tables |= procedure_tables(bases, params, adjusted, coverage.metrics(PROCEDURE_METRICS))
+    tables |= procedure_tables(
+        bases, params, settings, adjusted, coverage.metrics(PROCEDURE_METRICS)
+    )
     tables[RUNS.name] = per_run(by_rate, glossary_names())
     tables[RATE_CHECK.name] = rate_check(by_rate, controller, beta_bounds(params))
     tables[FRONTIER.name] = frontier_table(by_rate, confidence)
@@ -153,7 +156,7 @@ def build_report(
     plots["information_by_position"] = information_by_position_plot(tables[POSITIONS.name])
     plots |= {f"learning_{quantity}": table for quantity, table in (curves or {}).items()}
     additive = [v for v, w in ctx.weights.items() if len(terms_used(w)) > 1]
-    top = top_group(adjustment, headline, rank, report.equivalence)
+    top = top_group(adjustment, headline, rank, params.report.equivalence)
     forests = forest_figures(tables[VERDICTS.name], rank, tables.get(PROCEDURE.name), deltas)
     same_as = identical_runs(by_rate)
     figures = build_figures(ctx, forests, top, additive, same_as)
@@ -174,7 +177,7 @@ def build_report(
             confirming, *confirm, oracle_info, headline, additive, over="replicates",
             tier="Confirming tier: ",
         )  # fmt: skip
-    procedure, baseline = tables.get(PROCEDURE.name), report.baseline_variant
+    procedure, baseline = tables.get(PROCEDURE.name), settings.baseline
     metrics = metrics_summary(results, headline, adjustment, procedure, baseline)
     return Report(tables, plots, figures, metrics, summary_markdown(ctx, list(figures)))
 

@@ -21,6 +21,7 @@ from zgain.params import Params
 from zgain.report.analysis.adjust import Adjusted, adjust_to_rate, runs_off
 from zgain.report.load.bases import BaseRuns, comparisons, mismatch_table, replicates
 from zgain.report.registry import BASES, MISMATCH, PROCEDURE
+from zgain.report.settings import Settings
 from zgain.stats.intervals import Interval, mean_se, t_interval
 from zgain.stats.power import VarianceComponents, components_of_moments, detectable_difference
 from zgain.stats.rule import Evidence, decide
@@ -147,14 +148,17 @@ def procedure_table(
 
 
 def procedure_tables(
-    bases: Sequence[BaseRuns], params: Params, adjusted: Adjusted, metrics: Sequence[str]
+    bases: Sequence[BaseRuns],
+    params: Params,
+    settings: Settings,
+    adjusted: Adjusted,
+    metrics: Sequence[str],
 ) -> dict[str, pd.DataFrame]:
     """tables/procedure.csv and tables/bases.csv on `metrics` (those the data allows: capture
     needs the oracle); none without bases."""
     if not bases:
         return {}
-    confidence = params.report.confidence
-    deltas = params.report.equivalence.model_dump()
+    confidence, deltas = settings.confidence, settings.deltas
     table = procedure_table(
         replicates(bases), comparisons(params), adjusted, confidence, deltas, metrics
     )

@@ -237,7 +237,7 @@ def figure_section(ctx: Context, names: Sequence[str]) -> list[str]:
     """The figures with their captions."""
     seeds, captions = plural(ctx.n_seeds, "seed"), figure_captions(ctx.coverage)
     runs = f"{seeds} per variant, each run its own point: no interval"
-    interval = f"its {percent(ctx.confidence)} jackknife interval over {seeds} per variant"
+    interval = f"its {percent(ctx.settings.confidence)} jackknife interval over {seeds} per variant"
     interval = interval if ctx.n_seeds > 1 else "no interval (one seed per variant)"
     lines = ["## Figures", ""]
     for number, name in enumerate(names, 1):

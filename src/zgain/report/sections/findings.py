@@ -49,7 +49,6 @@ from zgain.stats.rule import (
     MIN_SEEDS,
     UNDETERMINED,
     WORSE,
-    alpha_of,
     tost_level,
 )
 
@@ -178,7 +177,7 @@ def findings_table(ctx: Context) -> str:
     then the other rates' verdict symbols."""
     verdicts, adjustment = ctx.tables[VERDICTS.name], ctx.tables[ADJUSTMENT.name]
     headline = ctx.headline
-    metrics, baseline = ctx.coverage.verdict_metrics, ctx.params.report.baseline_variant
+    metrics, baseline = ctx.coverage.verdict_metrics, ctx.settings.baseline
     first, second = metrics
     here = {m: comparison_rows(verdicts, headline, m) for m in metrics}
     others = [r for r in sorted(set(verdicts["rate"])) if r != headline]
@@ -194,7 +193,10 @@ def findings_table(ctx: Context) -> str:
     rows = []
     for a, b in here[first].index:
         cells = [a if b == baseline else f"{a} − {b}", fmt(value.get(a, float("nan")))]
-        cells += [verdict_cell(here[m].loc[(a, b)], ctx.confidence, needed=False) for m in metrics]
+        cells += [
+            verdict_cell(here[m].loc[(a, b)], ctx.settings.confidence, needed=False)
+            for m in metrics
+        ]
         for rate in others:
             at = [comparison_rows(verdicts, rate, m) for m in metrics]
             cells.append("".join(MARKS[t.loc[(a, b), "verdict"]] for t in at))
@@ -206,7 +208,7 @@ def findings_lines(ctx: Context) -> list[str]:
     """The `## Findings` section (without the blank line before it): what holds, then the
     verdict table, then what it holds on and by which rule, in that order."""
     params, tables, headline, bases = ctx.params, ctx.tables, ctx.headline, ctx.bases
-    verdicts, report, metrics = tables[VERDICTS.name], params.report, ctx.coverage.verdict_metrics
+    verdicts, report, metrics = tables[VERDICTS.name], ctx.settings, ctx.coverage.verdict_metrics
     procedure = (
         procedure_sentence(tables[PROCEDURE.name], bases, headline, report.confidence)
         if PROCEDURE.name in tables
@@ -217,9 +219,7 @@ def findings_lines(ctx: Context) -> list[str]:
         few = f"with {seeds} none is decided (the rule needs {MIN_SEEDS})"
     # with too few screening seeds its verdicts say nothing; the procedure's then speak
     decided = ctx.n_seeds >= MIN_SEEDS or not procedure
-    held = (
-        robust_sentence(verdicts, headline, report.baseline_variant, metrics[0]) if decided else ""
-    )
+    held = robust_sentence(verdicts, headline, report.baseline, metrics[0]) if decided else ""
     decompositions = [t for name, t in tables.items() if name.startswith(DECOMPOSITION_PREFIX)]
     opening = f"{held} {net_gain_sentence(decompositions)}".strip()
     if few and not procedure:
@@ -259,7 +259,7 @@ def findings_lines(ctx: Context) -> list[str]:
 
 def rule_sentence(ctx: Context) -> str:
     """The rule in one line: the comparisons, the values, the runs left out, the family."""
-    report, tables, metrics = ctx.params.report, ctx.tables, ctx.coverage.verdict_metrics
+    report, tables, metrics = ctx.settings, ctx.tables, ctx.coverage.verdict_metrics
     n_comparisons = len(tables[VERDICTS.name]) // max(len(ctx.by_rate) * len(metrics), 1)
     family = f"the {n_comparisons} screening comparisons"
     if PROCEDURE.name in tables and not tables[PROCEDURE.name].empty:
@@ -267,12 +267,12 @@ def rule_sentence(ctx: Context) -> str:
         per_family = procedure.groupby(["rate", "metric"], sort=False).size()
         family += f" (over bases: the {int(per_family.max())} of one rate and metric)"
     excluded = int(tables[ADJUSTMENT.name].query(f"metric == '{metrics[0]}'")["excluded"].sum())
-    alpha = alpha_of(report.confidence)
-    deltas = ", ".join(f"{LABELS[m]} {fmt(getattr(report.equivalence, m), 2)}" for m in metrics)
+    alpha = report.alpha
+    deltas = ", ".join(f"{LABELS[m]} {fmt(report.deltas[m], 2)}" for m in metrics)
     return (
-        f"*{RULE_LINK}: each variant − {report.baseline_variant} (and `report.pairs`) at exactly "
+        f"*{RULE_LINK}: each variant − {report.baseline} (and `report.pairs`) at exactly "
         f"C, jackknife intervals, {excluded} runs >{RATE_TOLERANCE:.0%} off C left out; ≈ if the "
-        f"{percent(tost_level(report.confidence))} interval is inside ±δ ({deltas}), else ▲/▼ if "
+        f"{percent(report.tost_level)} interval is inside ±δ ({deltas}), else ▲/▼ if "
         f"Holm over {family} rejects at {percent(alpha)}.*"
     )
 
@@ -296,7 +296,8 @@ def half_width_section(ctx: Context) -> list[str]:
             f"{name.capitalize()} adjusted to C = {rate_label(rate)}: the half-width of its "
             "interval",
             ctx.method,
-            f"Seeds for ±{target:g}: the smallest n with t_{{{0.5 + ctx.confidence / 2:g}, n−1}} · "
+            f"Seeds for ±{target:g}: the smallest n with "
+            f"t_{{{0.5 + ctx.settings.confidence / 2:g}, n−1}} · "
             f"sd/√n ≤ {target:g} at the observed sd (the equivalence margin of {name}).",
         ),
         frame_table(shown.rename(columns=heads)),
@@ -306,7 +307,7 @@ def half_width_section(ctx: Context) -> list[str]:
 def verdicts_section(ctx: Context) -> list[str]:
     """The next tables: every declared comparison's verdict at every rate, one
     table per tested metric (the rule and family of the Findings; tables/verdicts.csv)."""
-    verdicts, confidence = ctx.tables[VERDICTS.name], ctx.confidence
+    verdicts, confidence = ctx.tables[VERDICTS.name], ctx.settings.confidence
     rates = sorted(set(verdicts["rate"]))
     if not rates:
         return []

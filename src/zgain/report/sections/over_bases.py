@@ -111,7 +111,7 @@ def procedure_section(ctx: Context) -> list[str]:
         .rename(columns={"n": "bases", "detectable": f"detectable at {percent(POWER)}"})
         .rename(columns={"detectable_upper": "at σ bound"})
     )
-    level = percent(ctx.confidence)
+    level = percent(ctx.settings.confidence)
     facts = bases_frame.assign(sha256=bases_frame["sha256"].str[:12])
     procedure = caption(
         f"a − b per replicate (base, seed), moved to exactly C along the "

@@ -101,7 +101,7 @@ def setup_section(ctx: Context) -> list[str]:
     """`## Setup`: the world or pairs, the runs, the intervals, the reference rows, the additive
     variants, the rerun command and, when the runs mix device kinds, the devices."""
     params, results, rates = ctx.params, ctx.results, list(ctx.by_rate)
-    data, confidence, n_seeds = params.data, ctx.confidence, ctx.n_seeds
+    data, confidence, n_seeds = params.data, ctx.settings.confidence, ctx.n_seeds
     n_test = results.split_value("n_examples")
     n_runs = len(results.runs) * len(rates)
     if n_seeds == 1:
