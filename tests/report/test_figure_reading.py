@@ -146,7 +146,7 @@ def variant_colours(fig: Figure, name: str) -> set[str]:
                 colour = colour if colour is not None else handle.get_facecolor()[0]
                 colours.add(to_hex(colour))
     if not colours:  # the decomposition's bars: the solid part at the variant's tick
-        (ax,) = fig.axes
+        ax = fig.axes[0]
         ticks = [t.get_text() for t in ax.get_xticklabels()]
         x = ticks.index(name)
         for bar in (p for p in ax.patches if isinstance(p, Rectangle)):
@@ -195,11 +195,13 @@ def test_the_compared_group_always_sets_the_axis() -> None:
 @pytest.mark.parametrize("kind", ["decomposition", "positions"])
 def test_every_drawn_interval_lies_inside_the_axis(kind: str) -> None:
     fig = every_figure(seeds=3)[kind]
-    ax = fig.axes[0]
-    low, high = ax.get_ylim()
     table = decomposition_input(3) if kind == "decomposition" else positions_input(3)
-    drawn = table[(table["variant"] != "token_share") & table["low"].notna()]
-    assert low <= drawn["low"].min() and drawn["high"].max() <= high
+    table = table[(table["variant"] != "token_share") & table["low"].notna()]
+    drawn = {"decomposition": ["gross_gain", "marginal_gain"]}.get(kind, [None])
+    for ax, metric in zip(fig.axes, drawn, strict=True):
+        rows = table if metric is None else table[table["metric"] == metric]
+        low, high = ax.get_ylim()
+        assert low <= rows["low"].min() and rows["high"].max() <= high
 
 
 def test_one_seed_says_so_and_names_no_interval_or_band() -> None:

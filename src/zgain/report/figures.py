@@ -27,17 +27,23 @@ from zgain.report.plateau import mean_curves, plateau_window, validated, window_
 from zgain.report.registry import FRONTIER, POSITIONS
 from zgain.report.statistics import Interval
 from zgain.report.style import (
+    AXIS_LABELS,
     COLOURS,
     MARKERS,
     ORACLE_COLOUR,
     REFERENCE_STYLES,
+    REFERENCES,
     Style,
+    bracket,
     fit_axis,
+    handle,
     hatch_colour,
     inliers,
+    nesting,
     pairs,
     runs_phrase,
     styles,
+    table_runs,
 )
 from zgain.report.style import VERDICT_COLOURS as VERDICT_COLOURS  # imported from here
 from zgain.report.style import colours as colours
@@ -74,49 +80,6 @@ def new_figure(
     for ax in axes if grid else ():
         ax.grid(alpha=0.3)
     return fig, axes
-
-
-def handle(st: Style) -> Line2D:
-    """A variant's legend entry."""
-    return Line2D([], [], label=st.label, **st.handle_kwargs())
-
-
-def table_runs(table: pd.DataFrame, variants: Sequence[str]) -> str:
-    """'one seed' or 'mean over k seeds' from the `n` of the variants' rows (empty without)."""
-    if "n" not in table:
-        return ""
-    return runs_phrase(table.loc[table["variant"].isin(variants), "n"])
-
-
-def bracket(text: str) -> str:
-    return f" ({text.removeprefix('; ')})" if text else ""
-
-
-def nesting(variant: str, group: Sequence[str]) -> dict:
-    """Line width and marker size of a variant: within the `group` (where curves coincide) the
-    first widest and largest, so that each later one is drawn inside the earlier ones and all
-    stay visible; outside it the plain width and size."""
-    if variant not in group:
-        return {"linewidth": 1.3, "markersize": 5.0, "zorder": 2}
-    i, n = group.index(variant), len(group)
-    share = (n - 1 - i) / (n - 1) if n > 1 else 0.0
-    return {"linewidth": 1.3 + 1.9 * share, "markersize": 5.0 + 5.0 * share, "zorder": 2 + i / n}
-
-
-AXIS_LABELS = {
-    "z_information": "z-information I^θ (nats/seq)",
-    "capture": "capture I^θ / I*",
-    "marginal_gain": "marginal gain G^marg (nats/seq)",
-    "probe_accuracy": "probe accuracy (strategy from z)",
-}
-"""Each plotted metric's axis label, with its unit (the sweep report's figures use them too)."""
-REFERENCES = {
-    "z_information": ("oracle", "oracle I* = {:.3f}"),
-    "capture": ("oracle", "capture 1 (I^θ = I*)"),
-    "probe_accuracy": ("ceiling", "Bayes ceiling = {:.3f}"),
-    "probe_floor": ("floor", "x-only floor = {:.3f}"),
-}
-"""The frontier panels' reference lines: style (REFERENCE_STYLES) and legend entry."""
 
 
 def frontier_figure(
@@ -204,43 +167,45 @@ def decomposition_figure(
 
     Bars stack positive parts upward and negative parts downward from 0; the black dot is the
     gross gain (their sum) with its t-interval over seeds where there is one; the oracle bar
-    stands beside. The axis is set by the group and the bars within Tukey's fences: a bar past
-    it is cut at the edge with an arrow giving its end.
+    stands beside. A second panel draws the marginal part alone on its own scale (its dot and
+    interval likewise). Each axis is set by the group and the bars within Tukey's fences: a bar
+    past it is cut at the edge with an arrow giving its end.
     """
-    fig, (ax,) = new_figure((7.6, 5.2))
+    fig, (ax, right) = new_figure((13.0, 5.4), 2)
     cells = decomposition.set_index(["variant", "metric"])
     look = look or styles(variants)
     names = [*variants, ORACLE] if oracle else list(variants)
     ends: dict[str, list[tuple[float, float]]] = {}
+    costs: dict[str, list[tuple[float, float]]] = {}
     keep, intervals = [], False
     for x, name in enumerate(names):
         colour = look[name].colour if name in look else ORACLE_COLOUR
         marginal = cells.loc[(name, "marginal_gain")]
         z_info = cells.loc[(name, "z_information")]
         gross = cells.loc[(name, "gross_gain")]
+        hatched = bar_style(colour, MARGINAL_ALPHA, MARGINAL_HATCH)
         low, high = stacked_bar(
-            ax,
-            x,
-            [
-                (marginal["mean"], bar_style(colour, MARGINAL_ALPHA, MARGINAL_HATCH)),
-                (z_info["mean"], bar_style(colour, Z_ALPHA, "")),
-            ],
+            ax, x, [(marginal["mean"], hatched), (z_info["mean"], bar_style(colour, Z_ALPHA, ""))]
         )
-        ends[name] = [(x, low), (x, high), (x, gross["mean"])]
-        err = None
-        if Interval.of(gross).has_interval:
-            err = [[gross["mean"] - gross["low"]], [gross["high"] - gross["mean"]]]
-            ends[name] += [(x, gross["low"]), (x, gross["high"])]
-            intervals = True
+        ends[name] = [(x, low), (x, high), *interval_dot(ax, x, gross)]
+        right.bar(x, marginal["mean"], **hatched)
+        costs[name] = [(x, 0.0), *interval_dot(right, x, marginal)]
+        intervals |= len(ends[name]) > 3
         if name == ORACLE:
             keep += [y for _, y in ends[name]]
-        ax.errorbar(x, gross["mean"], yerr=err, fmt="o", color="black", capsize=4, zorder=3)
-    ax.axhline(0.0, color="black", linewidth=0.8)
-    fit_axis(ax, ends, {**look, ORACLE: Style(ORACLE_COLOUR, "o", "-")}, keep, group, False)
-    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    every = {**look, ORACLE: Style(ORACLE_COLOUR, "o", "-")}
+    fit_axis(ax, ends, every, keep, group, named=False)
+    fit_axis(right, costs, every, [y for _, y in costs.get(ORACLE, [])], group, named=False)
+    for panel in (ax, right):
+        panel.axhline(0.0, color="black", linewidth=0.8)
+        panel.set_xticks(range(len(names)), names, rotation=30, ha="right")
     runs = table_runs(decomposition, variants)
-    ax.set(ylabel="nats/seq", title=f"Gross gain = marginal + z-information{bracket(runs)}")
-    dot = "gross_gain with its interval" if intervals else "gross_gain (no interval: one seed)"
+    ax.set(ylabel="nats/seq", title="Gross gain = marginal (hatched) + z-information (solid)")
+    right.set(ylabel="nats/seq", title="The marginal part alone, on its own scale")
+    fig.suptitle(f"Gain decomposition at the headline rate{bracket(runs)}")
+    dot = (
+        "each dot: the bar's total with its interval" if intervals else "each dot: the bar's total"
+    )
     outside_legend(
         fig,
         [
@@ -250,6 +215,17 @@ def decomposition_figure(
         ],
     )
     return fig
+
+
+def interval_dot(ax: Axes, x: float, cell: pd.Series) -> list[tuple[float, float]]:
+    """The cell's mean as a black dot at x with its interval where there is one; the (x, y)
+    points drawn (mean, then low and high)."""
+    if Interval.of(cell).has_interval:
+        err = [[cell["mean"] - cell["low"]], [cell["high"] - cell["mean"]]]
+        ax.errorbar(x, cell["mean"], yerr=err, fmt="o", color="black", capsize=4, zorder=3)
+        return [(x, cell["mean"]), (x, cell["low"]), (x, cell["high"])]
+    ax.plot(x, cell["mean"], "o", color="black", zorder=3)
+    return [(x, cell["mean"])]
 
 
 def information_by_position_figure(

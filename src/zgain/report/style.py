@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.colors import to_rgb
+from matplotlib.lines import Line2D
 
 COLOURS = (
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
@@ -272,3 +273,46 @@ def seed_phrase(n: int, unit: str = "seed") -> str:
     if n <= 0:
         return ""
     return f"one {unit}" if n == 1 else f"mean over {n} {unit}s"
+
+
+def handle(st: Style) -> Line2D:
+    """A variant's legend entry."""
+    return Line2D([], [], label=st.label, **st.handle_kwargs())
+
+
+def table_runs(table: pd.DataFrame, variants: Sequence[str]) -> str:
+    """'one seed' or 'mean over k seeds' from the `n` of the variants' rows (empty without)."""
+    if "n" not in table:
+        return ""
+    return runs_phrase(table.loc[table["variant"].isin(variants), "n"])
+
+
+def bracket(text: str) -> str:
+    return f" ({text.removeprefix('; ')})" if text else ""
+
+
+def nesting(variant: str, group: Sequence[str]) -> dict:
+    """Line width and marker size of a variant: within the `group` (where curves coincide) the
+    first widest and largest, so that each later one is drawn inside the earlier ones and all
+    stay visible; outside it the plain width and size."""
+    if variant not in group:
+        return {"linewidth": 1.3, "markersize": 5.0, "zorder": 2}
+    i, n = group.index(variant), len(group)
+    share = (n - 1 - i) / (n - 1) if n > 1 else 0.0
+    return {"linewidth": 1.3 + 1.9 * share, "markersize": 5.0 + 5.0 * share, "zorder": 2 + i / n}
+
+
+AXIS_LABELS = {
+    "z_information": "z-information I^θ (nats/seq)",
+    "capture": "capture I^θ / I*",
+    "marginal_gain": "marginal gain G^marg (nats/seq)",
+    "probe_accuracy": "probe accuracy (strategy from z)",
+}
+"""Each plotted metric's axis label, with its unit (the sweep report's figures use them too)."""
+REFERENCES = {
+    "z_information": ("oracle", "oracle I* = {:.3f}"),
+    "capture": ("oracle", "capture 1 (I^θ = I*)"),
+    "probe_accuracy": ("ceiling", "Bayes ceiling = {:.3f}"),
+    "probe_floor": ("floor", "x-only floor = {:.3f}"),
+}
+"""The frontier panels' reference lines: style (REFERENCE_STYLES) and legend entry."""
