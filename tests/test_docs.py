@@ -71,6 +71,17 @@ def test_every_relative_link_of_the_readme_docs_and_reports_resolves() -> None:
     assert broken == []
 
 
+def test_every_link_to_an_anchor_of_its_own_page_resolves() -> None:
+    """`[text](#anchor)` in the README and docs/ names a heading of the same page."""
+    broken = [
+        (page.name, anchor)
+        for page in [REPO_ROOT / "README.md", *DOCS.glob("*.md")]
+        for anchor in re.findall(r"\]\(#([a-z0-9-]+)\)", page.read_text())
+        if anchor not in anchors(page)
+    ]
+    assert broken == []
+
+
 def test_the_readme_is_a_front_page() -> None:
     assert len((REPO_ROOT / "README.md").read_text().splitlines()) <= README_MAX_LINES
 
