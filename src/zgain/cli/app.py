@@ -15,6 +15,7 @@ import typer
 
 from zgain.cli.check import check
 from zgain.cli.cmudict import cmudict_pairs
+from zgain.cli.parts import combine_parts, part
 from zgain.cli.shard import shard
 from zgain.cli.stability import stability_report
 from zgain.cli.worlds import worlds_report
@@ -50,6 +51,13 @@ app.command(
     "stability-report",
     short_help="Lay the verdicts over bases of one study at several step counts side by side.",
 )(stability_report)
+app.command(
+    "part", short_help="Export this checkout's confirming runs as one part of a larger study."
+)(part)
+app.command(
+    "combine",
+    short_help="Combine parts of one study (same code and params) into claims over bases.",
+)(combine_parts)
 app.command(
     "cmudict-pairs",
     short_help="Write CMUdict's (word, pronunciation) pairs with their exact oracle columns.",

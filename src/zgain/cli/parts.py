@@ -1,0 +1,87 @@
+"""`zgain part` and `zgain combine`: a study trained in parts, combined into one table of claims
+over bases (docs/usage.md#a-study-in-parts)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from zgain.parts.over_bases import claims
+from zgain.parts.record import PartsError, combine, export_part, load_part
+
+CLAIMS_FILE, RUNS_FILE, SUMMARY_FILE = "claims.csv", "runs.csv", "summary.md"
+
+
+def part(
+    out: Annotated[Path, typer.Argument(help="the part's folder (part.json is written there)")],
+    repo: Annotated[Path, typer.Option(help="the checkout whose run this part is")] = Path("."),
+    seconds: Annotated[
+        float | None, typer.Option(help="the wall time of the run, recorded in part.json")
+    ] = None,
+    command: Annotated[str | None, typer.Option(help="the command that trained it")] = None,
+) -> None:
+    """Export the confirming runs of REPO's last run as one part of a study: the training code
+    digest, the params and each run's metrics with the md5 of its per-example table."""
+    note = {k: v for k, v in (("seconds", seconds), ("command", command)) if v is not None}
+    try:
+        path = export_part(repo, out, note)
+    except FileNotFoundError as err:
+        typer.echo(f"error: a confirming run of {repo} has no evaluation: {err}", err=True)
+        raise typer.Exit(2) from None
+    runs = len(json.loads(path.read_text())["runs"])
+    typer.echo(f"{path}: {runs} confirming runs")
+
+
+def combine_parts(
+    parts: Annotated[list[Path], typer.Argument(help="the parts' folders (each with part.json)")],
+    out: Annotated[Path, typer.Option(help="folder for claims.csv, runs.csv and summary.md")],
+) -> None:
+    """Combine parts trained under the same code and params (only the bases and seeds differ)
+    into one set of claims over bases; refuse parts of other code or params, or runs two parts
+    hold with different bytes."""
+    try:
+        loaded = [load_part(p) for p in parts]
+        runs = combine(loaded)
+    except PartsError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+    params = loaded[0].params
+    report = params["report"]
+    variants = params["cvae"]["confirm"]["variants"]
+    deltas = {m: report["equivalence"][m] for m in ("capture", "marginal_gain")}
+    table = claims(runs, report["baseline_variant"], variants, deltas, report["confidence"])
+    out.mkdir(parents=True, exist_ok=True)
+    runs.to_csv(out / RUNS_FILE, index=False)
+    table.to_csv(out / CLAIMS_FILE, index=False)
+    (out / SUMMARY_FILE).write_text(summary(table, loaded, runs))
+    typer.echo(f"{len(runs)} runs from {len(loaded)} parts: {out / SUMMARY_FILE}")
+
+
+def summary(table, parts, runs) -> str:
+    bases = sorted(runs["base"].unique())
+    seeds = sorted(runs["seed"].unique())
+    lines = [
+        "# Claims over bases, combined from parts",
+        "",
+        f"{len(parts)} parts ({', '.join(p.name for p in parts)}), digest {parts[0].digest}: "
+        f"{len(runs)} runs on bases {', '.join(map(str, bases))} × seeds "
+        f"{', '.join(map(str, seeds))}. Each row: a − b over the bases (each base's mean over "
+        "its seeds), its t-interval, σ_B and σ_W with intervals, the Δ detectable at 80% power, "
+        "the power at ±δ, Holm over each metric's comparisons, and the verdict.",
+        "",
+        "| a − b | metric | Δ | interval | bases × seeds | σ_B | σ_W | detectable | power at δ "
+        "| verdict |",
+        "|---|---|---:|---|---|---|---|---:|---:|---|",
+    ]
+    for r in table.itertuples(index=False):
+        lines.append(
+            f"| {r.a} − {r.b} | {r.metric} | {r.mean:+.3f} | [{r.low:+.3f}, {r.high:+.3f}] | "
+            f"{r.bases} × {r.seeds} | {r.sigma_b:.3f} [{r.sigma_b_low:.3f}, "
+            f"{r.sigma_b_high:.3f}] | {r.sigma_w:.3f} [{r.sigma_w_low:.3f}, "
+            f"{r.sigma_w_high:.3f}] | {r.detectable:.3f} | {r.power_at_delta:.2f} | "
+            f"{r.verdict} |"
+        )
+    return "\n".join(lines) + "\n"
