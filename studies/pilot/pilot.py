@@ -1,0 +1,145 @@
+"""Which replicate is cheapest: σ_B and σ_W of each contested Δ, measured, and the designs that
+decide δ.
+
+    python -m studies.pilot.pilot PART... --clock CLOCK... --out studies/pilot/pilot-results.md
+
+PART is a folder written by `zgain part` after a run whose confirming tier has two or more
+seeds on every confirming base (`dvc exp run -S 'cvae.confirm.seeds=[0,1]'`); several parts of
+one study combine (`zgain.parts.record.combine`). For each contested variant and metric the
+claims over bases (`zgain.parts.over_bases.claims`) give σ_B (between bases) and σ_W (seeds
+within a base) with 95% intervals. The costs are the stages' measured seconds from stage
+clocks (`<epoch> Running stage '<name>':` lines written as `dvc repro` started each stage): a
+seed costs one confirming group (train + evaluate), a new base adds train_base (its recorded
+training seconds, `base_seconds` in the part) + surprisal + normalizer. k* = √(c_B σ_W² /
+(c_s σ_B²)) seeds per base minimise the variance per unit cost; the last table gives, for each
+seed count, the fewest bases whose detectable Δ (80% power, two-sided) is at most δ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from zgain.parts.over_bases import claims
+from zgain.parts.record import combine, load_part
+from zgain.stats.power import detectable_difference, seeds_per_base
+
+METRICS = {"capture": "capture", "marginal_gain": "G^marg"}
+CONFIDENCE = 0.95
+DELTA = 0.05
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Seconds: one confirming group (a seed on a base) and what a new base adds before it."""
+
+    seed: float
+    base: float
+
+
+def stage_seconds(clocks: list[Path]) -> dict[str, list[float]]:
+    """Each stage's seconds from stage clocks: lines `<epoch> Running stage '<name>':` written as
+    `dvc repro` started each stage (and `<epoch> END …` when it ended); stages ran one at a
+    time, so a stage lasts until the next line. Keyed by the stage's name before `@`."""
+    out: dict[str, list[float]] = {}
+    for clock in clocks:
+        lines = [line.split(" ", 1) for line in clock.read_text().splitlines() if line.strip()]
+        stamps = [(float(t), rest) for t, rest in lines]
+        for (start, rest), (end, _) in zip(stamps, stamps[1:], strict=False):
+            if "Running stage '" in rest:
+                name = rest.split("'")[1].split("@")[0]
+                out.setdefault(name, []).append(end - start)
+    return out
+
+
+def costs(seconds: dict[str, list[float]], base_training: list[float]) -> Costs:
+    """Median seconds of a confirming group (train + evaluate) and of what a base adds (its
+    training, from each base.json's recorded seconds, then surprisal and normalizer)."""
+    med = {k: float(np.median(v)) for k, v in seconds.items()}
+    seed = med["confirm_train_cvae"] + med["confirm_evaluate"]
+    base = float(np.median(base_training)) + med["surprisal"] + med["normalizer"]
+    return Costs(seed, base)
+
+
+def designs(
+    sigma_b: float, sigma_w: float, have_bases: int, costs: Costs
+) -> list[tuple[int, int, float, float]]:
+    """(bases, seeds per base, detectable Δ, hours of training) for the smallest design of each
+    seed count k = 1..8 whose detectable Δ is at most DELTA (bases up to 60)."""
+    out = []
+    for k in range(1, 9):
+        for b in range(max(2, have_bases), 61):
+            found = detectable_difference(sigma_b, sigma_w, b, k, CONFIDENCE)
+            if found <= DELTA:
+                hours = (b * costs.base + b * k * costs.seed) / 3600
+                out.append((b, k, found, hours))
+                break
+    return out
+
+
+def row(r) -> str:
+    return (
+        f"| {r.a} − {r.b} | {METRICS[r.metric]} | {r.mean:+.3f} | {r.sigma_b:.3f} "
+        f"[{r.sigma_b_low:.3f}, {r.sigma_b_high:.3f}] | {r.sigma_w:.3f} [{r.sigma_w_low:.3f}, "
+        f"{r.sigma_w_high:.3f}] | {r.detectable:.3f} |"
+    )
+
+
+def report(folders: list[Path], clocks: list[Path], base_seconds: list[float]) -> str:
+    parts = [load_part(f) for f in folders]
+    runs = combine(parts)
+    params = parts[0].params
+    confirm = params["cvae"]["confirm"]
+    rep = params["report"]
+    deltas = {m: rep["equivalence"][m] for m in METRICS}
+    table = claims(runs, rep["baseline_variant"], confirm["variants"], deltas, CONFIDENCE)
+    cost = costs(stage_seconds(clocks), base_seconds)
+    bases, seeds = sorted(runs["base"].unique()), sorted(runs["seed"].unique())
+    lines = [
+        "# The pilot: σ_B and σ_W of each contested difference",
+        "",
+        f"{len(bases)} confirming bases ({', '.join(map(str, bases))}) × {len(seeds)} seeds, "
+        f"C = {confirm['rates'][0]}, {confirm['steps']} steps, parts: "
+        f"{', '.join(p.name for p in parts)} (digest {parts[0].digest}); "
+        f"{CONFIDENCE:.0%} intervals (σ_W: χ², σ_B: Graybill–Wang MLS). "
+        "Made by `python -m studies.pilot.pilot` ([README](README.md)).",
+        "",
+        "| difference | metric | Δ | σ_B [interval] | σ_W [interval] | detectable Δ, this design |",
+        "|---|---|---:|---|---|---:|",
+        *[row(r) for r in table.itertuples(index=False)],
+        "",
+        f"Measured cost: one seed on a base (a confirming group, train + evaluate) "
+        f"{cost.seed:.0f} s; a new base adds {cost.base:.0f} s before its seeds (train_base "
+        f"median {np.median(base_seconds):.0f} s, surprisal, normalizer).",
+        "",
+        f"| difference | k* = √(c_B σ_W² / (c_s σ_B²)) | fewest bases × seeds with detectable "
+        f"Δ ≤ {DELTA} (detectable, hours of training) |",
+        "|---|---:|---|",
+    ]
+    for r in table[table["metric"] == "capture"].itertuples(index=False):
+        k_star = seeds_per_base(cost.base, cost.seed, r.sigma_b, r.sigma_w)
+        plans = designs(r.sigma_b, r.sigma_w, len(bases), cost)
+        cells = "; ".join(f"{b} × {k}: {d:.3f}, {h:.1f} h" for b, k, d, h in plans[:4])
+        lines.append(f"| {r.a} − {r.b} (capture) | {k_star:.2f} | {cells or 'none'} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("parts", type=Path, nargs="+")
+    parser.add_argument("--clock", type=Path, action="append", required=True)
+    parser.add_argument("--base-seconds", type=Path, required=True,
+                        help="JSON list of the bases' recorded training seconds")  # fmt: skip
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    text = report(args.parts, args.clock, json.loads(args.base_seconds.read_text()))
+    args.out.write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
