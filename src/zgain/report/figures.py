@@ -20,12 +20,12 @@ from matplotlib.ticker import MaxNLocator
 from zgain.core.io import atomic_path
 from zgain.core.runs import rate_label
 from zgain.params import CommonCVAEParams
+from zgain.report.analysis.plateau import mean_curves, plateau_window, validated, window_name
+from zgain.report.analysis.tables import DECOMPOSITION, ORACLE
 from zgain.report.context import Context
 from zgain.report.frontier import FRONTIER_METRICS
-from zgain.report.loading import per_run
-from zgain.report.plateau import mean_curves, plateau_window, validated, window_name
+from zgain.report.load.runs import per_run
 from zgain.report.registry import FRONTIER, POSITIONS
-from zgain.report.statistics import Interval
 from zgain.report.style import (
     AXIS_LABELS,
     COLOURS,
@@ -47,7 +47,7 @@ from zgain.report.style import (
 )
 from zgain.report.style import VERDICT_COLOURS as VERDICT_COLOURS  # imported from here
 from zgain.report.style import colours as colours
-from zgain.report.tables import DECOMPOSITION, ORACLE
+from zgain.stats.intervals import Interval
 
 DPI = 120
 WIDE, SQUARE = (11.0, 4.6), (7.2, 4.6)  # inches

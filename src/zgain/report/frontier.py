@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from zgain.cvae.terms import terms_used
-from zgain.report.bounds import clip_to_bounds
-from zgain.report.loading import EvalResults
+from zgain.report.analysis.bounds import clip_to_bounds
+from zgain.report.load.runs import EvalResults
 from zgain.report.registry import FRONTIER, TWINS
-from zgain.report.statistics import paired_differences, t_interval
+from zgain.stats.intervals import paired_differences, t_interval
 
 FRONTIER_METRICS = ("kl", "z_information", "capture", "marginal_gain")
 FRONTIER_METRICS += ("probe_accuracy", "normalized_recovery")
