@@ -168,16 +168,16 @@ def decomposition_figure(
     Bars stack positive parts upward and negative parts downward from 0; the black dot is the
     gross gain (their sum) with its t-interval over seeds where there is one; the oracle bar
     stands beside. A second panel draws the marginal part alone on its own scale (its dot and
-    interval likewise). Each axis is set by the group and the bars within Tukey's fences: a bar
-    past it is cut at the edge with an arrow giving its end.
+    interval likewise). Each axis is set by the group and the bars within Tukey's fences (the
+    oracle's among them): a bar past it is cut at the edge with an arrow giving its end.
     """
     fig, (ax, right) = new_figure((13.0, 5.4), 2)
     cells = decomposition.set_index(["variant", "metric"])
     look = look or styles(variants)
     names = [*variants, ORACLE] if oracle else list(variants)
-    ends: dict[str, list[tuple[float, float]]] = {}
-    costs: dict[str, list[tuple[float, float]]] = {}
-    keep, intervals = [], False
+    ends: dict[str, list[tuple[float, ...]]] = {}
+    costs: dict[str, list[tuple[float, ...]]] = {}
+    intervals = False
     for x, name in enumerate(names):
         colour = look[name].colour if name in look else ORACLE_COLOUR
         marginal = cells.loc[(name, "marginal_gain")]
@@ -190,12 +190,10 @@ def decomposition_figure(
         ends[name] = [(x, low), (x, high), *interval_dot(ax, x, gross)]
         right.bar(x, marginal["mean"], **hatched)
         costs[name] = [(x, 0.0), *interval_dot(right, x, marginal)]
-        intervals |= len(ends[name]) > 3
-        if name == ORACLE:
-            keep += [y for _, y in ends[name]]
+        intervals |= len(ends[name][-1]) > 2
     every = {**look, ORACLE: Style(ORACLE_COLOUR, "o", "-")}
-    fit_axis(ax, ends, every, keep, group, named=False)
-    fit_axis(right, costs, every, [y for _, y in costs.get(ORACLE, [])], group, named=False)
+    fit_axis(ax, ends, every, [], group, named=False)
+    fit_axis(right, costs, every, [], group, named=False)
     for panel in (ax, right):
         panel.axhline(0.0, color="black", linewidth=0.8)
         panel.set_xticks(range(len(names)), names, rotation=30, ha="right")
@@ -217,13 +215,13 @@ def decomposition_figure(
     return fig
 
 
-def interval_dot(ax: Axes, x: float, cell: pd.Series) -> list[tuple[float, float]]:
-    """The cell's mean as a black dot at x with its interval where there is one; the (x, y)
-    points drawn (mean, then low and high)."""
+def interval_dot(ax: Axes, x: float, cell: pd.Series) -> list[tuple[float, ...]]:
+    """The cell's mean as a black dot at x with its interval where there is one; the point
+    drawn, (x, mean, low, high) with an interval, else (x, mean)."""
     if Interval.of(cell).has_interval:
         err = [[cell["mean"] - cell["low"]], [cell["high"] - cell["mean"]]]
         ax.errorbar(x, cell["mean"], yerr=err, fmt="o", color="black", capsize=4, zorder=3)
-        return [(x, cell["mean"]), (x, cell["low"]), (x, cell["high"])]
+        return [(x, cell["mean"], cell["low"], cell["high"])]
     ax.plot(x, cell["mean"], "o", color="black", zorder=3)
     return [(x, cell["mean"])]
 
@@ -253,7 +251,7 @@ def information_by_position_figure(
         if rows["low"].notna().any():
             err = [rows["mean"] - rows["low"], rows["high"] - rows["mean"]]
             ax.errorbar(x, rows["mean"], yerr=err, fmt="none", ecolor=st.colour, elinewidth=0.8)
-            values[name] += pairs(x, rows["low"]) + pairs(x, rows["high"])
+            values[name] = list(zip(x, rows["mean"], rows["low"], rows["high"], strict=True))
             intervals = True
     oracle = by_position[by_position["variant"] == ORACLE]  # none for a pairs file
     ax.hlines(

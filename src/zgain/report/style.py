@@ -242,21 +242,34 @@ def runs_phrase(counts: pd.Series, unit: str = "seed") -> str:
 
 
 def fit_axis(
-    ax: Axes, values: Mapping[str, Sequence[tuple[float, float]]], look: Mapping[str, Style],
+    ax: Axes, values: Mapping[str, Sequence[tuple[float, ...]]], look: Mapping[str, Style],
     keep: Sequence[float] = (), group: Sequence[str] = (), named: bool = True,
 ) -> None:  # fmt: skip
-    """The y axis set by the compared group: each variant's drawn (x, y) points of `values`
-    within Tukey's fences, every point of the `group` variants and every value of `keep`
-    (references, intervals) inside; each variant's farthest point past an edge is an arrow
-    there labelled with its value (and the variant's name when `named`; `edge_arrows`)."""
-    every = [y for points in values.values() for _, y in points]
-    kept = [y for v in group for _, y in values.get(v, ())]
-    limits = group_limits(every, [*kept, *keep])
+    """The y axis set by the compared group: each variant's drawn points of `values` ((x, y),
+    or (x, y, low, high) for a value drawn with its interval) within Tukey's fences of the y's,
+    with the whole interval of each, every point of the `group` variants and every value of
+    `keep` (references) inside, and then the whole interval of every value inside; each
+    variant's farthest point past an edge is an arrow there labelled with its value (and the
+    variant's name when `named`; `edge_arrows`)."""
+    every = [p[1] for points in values.values() for p in points]
+    low, high = fences(every)
+    kept = [*keep]
+    for variant, points in values.items():
+        for p in points:
+            if variant in group or low <= p[1] <= high:
+                kept += [p[1], *p[2:]]
+    limits = group_limits(every, kept)
+    while True:  # a value shown is shown with its whole interval
+        shown = [p for points in values.values() for p in points if not beyond(p[1], limits)]
+        wider = group_limits(every, [*kept, *(y for p in shown for y in p[2:])])
+        if wider == limits:
+            break
+        limits = wider
     ax.set_ylim(*limits)
     outliers = []
     for variant, points in values.items():
         for side in (-1, 1):
-            past = [(x, y) for x, y in points if beyond(y, limits) == side]
+            past = [(p[0], p[1]) for p in points if beyond(p[1], limits) == side]
             if past:
                 x, y = min(past, key=lambda p: side * -p[1])
                 outliers.append((x, y, variant if named else "", look[variant].colour))
