@@ -5,7 +5,6 @@ runs the ones that are cheap and write nothing that matters, each as a reader wo
 
 - `cat` of a committed file, here;
 - `zgain --help`, and `zgain <command> --help` for every zgain command the pages name, here;
-- `zgain worlds-report` on a copy of the committed worlds example, here (it reads reports only);
 - the read-only `dvc` views (`dvc dag`, `dvc params diff`, `dvc status`, `dvc exp show`,
   `dvc plots show`) in a temporary clone of the repository (`e2e`: real dvc).
 
@@ -15,7 +14,6 @@ a command added to the pages must be placed in one of these groups.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,6 +35,7 @@ NOT_RUN = {
     ("dvc", "queue"): "trains the queued experiments",
     ("zgain", "check"): "needs a completed run (its --help runs)",
     ("zgain", "sweep-report"): "needs experiments (its --help runs)",
+    ("zgain", "worlds-report"): "needs finished runs on several worlds (its --help runs)",
 }
 
 
@@ -56,13 +55,11 @@ COMMANDS = documented()
 
 
 def group(argv: list[str]) -> str:
-    """Where a command runs: 'here', 'clone' (dvc), 'copy' (worlds-report), or 'not run'."""
+    """Where a command runs: 'here', 'clone' (dvc), or 'not run'."""
     if argv[0] == "cat":
         return "here"
     if argv[0] == "dvc" and any(tuple(argv[1 : 1 + len(v)]) == v for v in DVC_VIEWS):
         return "clone"
-    if argv[:2] == ["zgain", "worlds-report"]:
-        return "copy"
     if any(tuple(argv[: len(prefix)]) == prefix for prefix in NOT_RUN):
         return "not run"
     raise AssertionError(f"a documented command in no group: {argv}")
@@ -74,7 +71,7 @@ def ids(items: list[tuple[str, list[str]]]) -> list[str]:
 
 def test_every_documented_command_is_run_or_says_why_not() -> None:
     groups = [group(argv) for _, argv in COMMANDS]
-    assert {"here", "clone", "copy", "not run"} <= set(groups)
+    assert {"here", "clone", "not run"} <= set(groups)
 
 
 HERE = [(where, argv) for where, argv in COMMANDS if group(argv) == "here"]
@@ -104,26 +101,6 @@ def test_each_zgain_commands_help_runs(command: str) -> None:
     result = CliRunner().invoke(app, [command, "--help"])
     assert result.exit_code == 0, result.output
     assert "Usage:" in result.output
-
-
-COPY = [(where, argv) for where, argv in COMMANDS if group(argv) == "copy"]
-
-
-@pytest.mark.parametrize(("where", "argv"), COPY, ids=ids(COPY))
-def test_the_worlds_view_runs_on_a_copy_of_its_committed_reports(
-    where: str, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    folders = [arg for arg in argv[2:] if arg.startswith("reports/")]
-    for folder in folders:
-        shutil.copytree(REPO_ROOT / folder, tmp_path / folder, dirs_exist_ok=True)
-    from typer.testing import CliRunner
-
-    from zgain.cli.app import app
-
-    monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, argv[1:])
-    assert result.exit_code == 0, f"{where}: {result.output}"
-    assert (tmp_path / "reports" / "examples" / "worlds" / "summary.md").is_file()
 
 
 CLONE = [(where, argv) for where, argv in COMMANDS if group(argv) == "clone"]
