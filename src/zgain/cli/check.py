@@ -25,13 +25,13 @@ import numpy as np
 import pandas as pd
 import typer
 import yaml
-from scipy.stats import t as student_t
 
 from zgain.cli.check_bases import PROCEDURE_KEY, procedure_outside_counts, reversed_over_bases
 from zgain.cli.check_runs import RunComparison, compare_runs
 from zgain.report.registry import FOLDER as TABLES
 from zgain.report.registry import PROCEDURE, RUNS, VERDICTS
-from zgain.report.statistics import half_width, t_quantile
+from zgain.stats.intervals import half_width
+from zgain.stats.power import inside_probability
 
 PASS_LEVEL = 0.99  # an unchanged rerun passes with this probability
 NULL_DRAWS = 4000  # simulated reruns behind the threshold
@@ -74,15 +74,6 @@ def committed_text(repo: Path, path: str, revision: str) -> str | None:
         ["git", "-C", str(repo), "show", f"{revision}:{path}"], capture_output=True, text=True
     )
     return done.stdout if done.returncode == 0 else None
-
-
-def inside_probability(n_committed: int, n_fresh: int, confidence: float) -> float:
-    """P(a fresh seed mean lies inside the committed t-interval at `confidence`) when both runs'
-    seed values are independent draws from one normal distribution: the fresh mean f and the
-    committed mean m differ by N(0, σ²(1/n + 1/n_f)) and the interval is m ± t_c·s/√n, so
-    (f − m)/(s·√(1/n + 1/n_f)) ~ t_{n−1} and f is inside when that is within t_c/√(1 + n/n_f)."""
-    bound = t_quantile(confidence, n_committed) / math.sqrt(1.0 + n_committed / n_fresh)
-    return float(2.0 * student_t.cdf(bound, df=n_committed - 1) - 1.0)
 
 
 def compare(

@@ -15,7 +15,7 @@ import pandas as pd
 
 FOLDER = "tables"  # reports/tables/
 INTERVAL = ("mean", "low", "high", "n")
-"""A mean and its interval over n replicates (zgain.report.statistics.Interval)."""
+"""A mean and its interval over n replicates (zgain.stats.intervals.Interval)."""
 CELLS = ("variant", "metric", *INTERVAL, "kind", "source")
 """A long seed table: one row per cell of its Markdown (zgain.report.analysis.tables)."""
 

@@ -1,7 +1,7 @@
-"""Names of zgain.stats still imported from here by modules that have not yet switched to
-zgain.stats (the figures, the frontier and `zgain check`); nothing is defined here. New code
-imports zgain.stats.intervals / rule / power directly."""
+"""Names of zgain.stats still imported from here by the figures and the frontier
+(zgain.report.figures, zgain.report.frontier), which have not switched to zgain.stats yet;
+nothing is defined here. New code imports zgain.stats.intervals / rule / power directly."""
 
-from zgain.stats.intervals import Interval, half_width, paired_differences, t_interval, t_quantile
+from zgain.stats.intervals import Interval, paired_differences, t_interval
 
-__all__ = ["Interval", "half_width", "paired_differences", "t_interval", "t_quantile"]
+__all__ = ["Interval", "paired_differences", "t_interval"]
