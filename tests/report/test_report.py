@@ -22,6 +22,8 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MIN_PNG_BYTES = 5_000
 EXPECTED_FILES = {
     "summary.md",
+    "details.md",
+    "diagnostics.md",
     "metrics.json",
     "capture.json",
     *(
@@ -93,8 +95,11 @@ def test_removed_variant_is_not_read(built: tuple[Params, Path]) -> None:
 
 
 def test_figures_are_pngs_and_named_in_the_summary(built: tuple[Params, Path]) -> None:
+    """Every figure is shown by the summary or one of its views, which the summary links."""
     _, reports = built
     summary = (reports / "summary.md").read_text()
+    assert "(details.md)" in summary and "(diagnostics.md)" in summary
+    summary += (reports / "details.md").read_text() + (reports / "diagnostics.md").read_text()
     for name in (n for n in EXPECTED_FILES if n.startswith("figures/")):
         data = (reports / name).read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > MIN_PNG_BYTES, name

@@ -16,10 +16,18 @@ ROW_LABELS = {"base", "oracle", "floor", "ceiling", "cap", "even spread", "_mean
 BACKTICKED = re.compile(r"`([^`]+)`")
 
 
+VIEWS = ("summary.md", "details.md", "diagnostics.md")
+
+
+def markdown(reports: Path) -> str:
+    """The summary and its views, one after the other (each numbers its own tables)."""
+    return "\n".join((reports / name).read_text() for name in VIEWS)
+
+
 @pytest.fixture(scope="module")
 def summary(tmp_path_factory: pytest.TempPathFactory) -> str:
     params = build(tmp_path_factory.mktemp("summary"))
-    return (Path(params.paths.reports_dir) / "summary.md").read_text()
+    return markdown(Path(params.paths.reports_dir))
 
 
 @pytest.fixture(scope="module")
@@ -78,14 +86,17 @@ def test_every_caption_labels_the_method(summary: str) -> None:
     # strategy, the verdicts on capture and on G^marg
     assert sum(c.startswith("*Table") for c in found) == 12
     numbers = [int(re.match(r"\*Table (\d+)\.", c).group(1)) for c in found if c[1] == "T"]
-    assert numbers == list(range(1, 13))
+    starts = [i for i, n in enumerate(numbers) if n == 1]  # each document numbers its own
+    assert len(starts) == len(VIEWS)
+    for first, end in zip(starts, [*starts[1:], len(numbers)], strict=True):
+        assert numbers[first:end] == list(range(1, end - first + 1))
     assert sum(c.startswith("*Figure") for c in found) == 6
     for line in found:
         assert "mean over 3 seeds, 95% t-interval" in line or "3 seeds per variant" in line, line
 
 
 def test_one_seed_has_no_interval_and_says_so(one_seed: Path) -> None:
-    text = (one_seed / "summary.md").read_text()
+    text = markdown(one_seed)
     found = captions(text)
     assert len(found) == 18  # 12 tables, 6 figures
     for line in found:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import pandas as pd
@@ -139,6 +139,8 @@ class Context:
     tables: Mapping[str, pd.DataFrame]  # tables/<name>.csv by name
     coverage: Coverage
     bases: Sequence[BaseRuns] = ()
+    figures: tuple[str, ...] = ()  # figures/<name> drawn, in report order
+    identical: Mapping[str, str] = field(default_factory=dict)  # variant -> its twin by scores
 
     @property
     def results(self) -> EvalResults:

@@ -1,16 +1,16 @@
 """The report: `build_report` computes every table, figure and metric in memory from the runs'
-evaluation outputs, then lays out the Markdown summary (zgain.report.summary); `write_report`
-writes them under `reports_dir`: tables and plots as CSV, figures as PNG, reports/metrics.json
-(the headline means per variant) and reports/capture.json (the compact view of them that
-`dvc metrics show` and `dvc exp show` read). Every number in the summary comes from a table
-also written as CSV.
+evaluation outputs, then lays out the Markdown summary and its views (zgain.report.layout);
+`write_report` writes them under `reports_dir`: tables and plots as CSV, figures as PNG,
+summary.md, details.md and diagnostics.md, reports/metrics.json (the headline means per variant)
+and reports/capture.json (the compact view of them that `dvc metrics show` and `dvc exp show`
+read). Every number in the Markdown comes from a table also written as CSV.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -55,6 +55,7 @@ from zgain.report.frontier import (
     twin_check,
     twin_variants,
 )
+from zgain.report.layout import SUMMARY_FILE, render_documents
 from zgain.report.load.bases import BaseRuns
 from zgain.report.load.runs import EvalResults, per_run
 from zgain.report.registry import (
@@ -75,11 +76,11 @@ from zgain.report.registry import (
 from zgain.report.sections.checks import (
     FIGURES_DIR,
 )
-from zgain.report.summary import glossary_names, summary_markdown
+from zgain.report.sections.seeds import glossary_names
 from zgain.stats.intervals import finite_mean
 
 METRICS_FILE, CAPTURE_FILE = "metrics.json", "capture.json"  # capture.json: the DVC metric
-SUMMARY_FILE, PLOTS_DIR = "summary.md", "plots"
+PLOTS_DIR = "plots"
 SUMMARY_METRICS = ("marginal_gain", "z_information", "capture", "kl", "normalized_recovery")
 CAPTURE_DIGITS = 4
 DELTA_KEYS = {"capture": "dcap", "marginal_gain": "dgm"}
@@ -96,6 +97,7 @@ class Report:
     figures: dict[str, Figure]  # figures/<name>.png
     metrics: dict  # metrics.json: {"headline_rate": C, "variants": {...}} at the headline rate
     summary: str  # summary.md
+    views: dict[str, str]  # details.md, diagnostics.md: the tables the summary links to
 
 
 def build_report(
@@ -179,7 +181,10 @@ def build_report(
         )  # fmt: skip
     procedure, baseline = tables.get(PROCEDURE.name), settings.baseline
     metrics = metrics_summary(results, headline, adjustment, procedure, baseline)
-    return Report(tables, plots, figures, metrics, summary_markdown(ctx, list(figures)))
+    ctx = replace(ctx, figures=tuple(figures), identical=same_as)
+    documents = render_documents(ctx)
+    summary = documents.pop(SUMMARY_FILE)
+    return Report(tables, plots, figures, metrics, summary, documents)
 
 
 def json_number(value: float) -> float | None:
@@ -268,6 +273,6 @@ def write_report(report: Report, reports_dir: str | Path) -> None:
         files = {f"{FOLDER}/{name}.csv": table for name, table in report.tables.items()}
         files |= {f"{PLOTS_DIR}/{name}.csv": table for name, table in report.plots.items()}
         files |= {f"{FIGURES_DIR}/{name}": figure for name, figure in report.figures.items()}
-        write_files(root, files | {SUMMARY_FILE: report.summary})
+        write_files(root, files | {SUMMARY_FILE: report.summary} | report.views)
         write_json(report.metrics, root / METRICS_FILE)
         write_json(capture_view(report.metrics), root / CAPTURE_FILE)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from zgain.core.runs import Tier
 from zgain.params import Params
 from zgain.report.analysis.adjust import Adjusted, adjust_to_rate, runs_off
 from zgain.report.load.bases import BaseRuns, comparisons, mismatch_table, replicates
@@ -28,6 +29,7 @@ from zgain.stats.rule import Evidence, decide
 
 COLUMNS = ("base", "seed", "value")
 PROCEDURE_METRICS = ("capture", "marginal_gain")
+BASES_COLUMNS = ("base", "tier", "sha256", "test_excess_nats", "rate", "seeds")
 """The metrics compared over bases: the verdict table's two."""
 
 
@@ -189,3 +191,12 @@ def bases_table(
                 row[v] = float(finite.mean()) if len(finite) else math.nan
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def mean_over_bases(facts: pd.DataFrame, rate: float) -> dict[str, float]:
+    """Each contested variant's mean over the confirming bases of its per-base mean at `rate`
+    (tables/bases.csv's columns: capture where there is an oracle), the value the Findings quote
+    beside its differences; NaN where no confirming base has one."""
+    at = facts[(facts["rate"] == rate) & (facts["tier"] == Tier.CONFIRMING)]
+    variants = [c for c in facts.columns if c not in BASES_COLUMNS]
+    return {v: float(at[v].mean()) if at[v].notna().any() else math.nan for v in variants}

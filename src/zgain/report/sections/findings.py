@@ -11,10 +11,12 @@ import pandas as pd
 
 from zgain.core.runs import rate_label
 from zgain.report.analysis.controller import RATE_TOLERANCE
+from zgain.report.analysis.procedure import PROCEDURE_METRICS
 from zgain.report.analysis.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
 from zgain.report.context import Context
 from zgain.report.registry import (
     ADJUSTMENT,
+    BASES,
     FRONTIER,
     HALF_WIDTHS,
     PLATEAU,
@@ -67,12 +69,33 @@ SHOWN = {
 NEEDED = f"n′: replicates for {percent(POWER)} power"
 
 
+IDENTICAL = "identical"
+IDENTICAL_NOTE = (
+    "identical: every run of a scored exactly what the same seed of b scored, on every metric "
+    "at every rate (one is a rescaling of the other under scale-free control), so Δ is 0 by "
+    "construction, whatever the rule's verdict on too few replicates"
+)
+
+
+def identical_pair(identical: Mapping[str, str], a: str, b: str) -> bool:
+    """Whether variants a and b score the same on every run (`Context.identical`)."""
+    return identical.get(a, a) == identical.get(b, b)
+
+
 def verdict_cell(
-    row: Mapping, confidence: float, *, interval: bool = True, needed: bool = True
+    row: Mapping,
+    confidence: float,
+    *,
+    interval: bool = True,
+    needed: bool = True,
+    identical: bool = False,
 ) -> str:
     """`Δ [low, high] symbol` of one verdict row (`n′=k` beside an undetermined one); an
-    equivalent one shows the (1 − 2α) interval it was decided on, α = 1 − confidence."""
+    equivalent one shows the (1 − 2α) interval it was decided on, α = 1 − confidence; a pair
+    of `identical` variants reads `Δ identical`."""
     text = fmt(row["mean_diff"], signed=True)
+    if identical:
+        return f"{text} {IDENTICAL}"
     if row["verdict"] == EQUIVALENT and pd.notna(row["tost_low"]):
         tost = percent(tost_level(confidence))
         tost += " " + bracket(row["tost_low"], row["tost_high"], signed=True)
@@ -91,11 +114,21 @@ def comparison_rows(verdicts: pd.DataFrame, rate: float, metric: str) -> pd.Data
     return at.set_index(["a", "b"])
 
 
-def robust_sentence(verdicts: pd.DataFrame, headline: float, baseline: str, metric: str) -> str:
+def robust_sentence(
+    verdicts: pd.DataFrame,
+    headline: float,
+    baseline: str,
+    metric: str,
+    identical: Mapping[str, str] | None = None,
+) -> str:
     """What holds: which variants beat the baseline on `metric` at the headline rate (usually
     none), the count of each verdict, and whether any beats it at another rate. With an
     undetermined comparison, none beating it is "none is shown to": its verdict is open."""
     ours = verdicts[(verdicts["b"] == baseline) & (verdicts["metric"] == metric)]
+    pairs = zip(ours["a"], ours["b"], strict=True)
+    same = [identical_pair(identical or {}, a, b) for a, b in pairs]
+    twins = sorted(set(ours[same]["a"]))
+    ours = ours[[not s for s in same]]
     at = ours[ours["rate"] == headline]
     if at.empty:
         return f"No variant besides {baseline} is listed: there is nothing to compare."
@@ -119,7 +152,8 @@ def robust_sentence(verdicts: pd.DataFrame, headline: float, baseline: str, metr
         else "at other rates: "
         + ", ".join(f"{r['a']} (C = {rate_label(r['rate'])})" for _, r in elsewhere.iterrows())
     )
-    return f"{head} ({plural(len(at), 'comparison')} on {name}: {tally}); {other}."
+    twin = f"; {', '.join(twins)} {IDENTICAL} to {baseline}" if twins else ""
+    return f"{head} ({plural(len(at), 'comparison')} on {name}: {tally}{twin}); {other}."
 
 
 def net_gain_sentence(decompositions: Sequence[pd.DataFrame]) -> str:
@@ -193,13 +227,15 @@ def findings_table(ctx: Context) -> str:
     rows = []
     for a, b in here[first].index:
         cells = [a if b == baseline else f"{a} − {b}", fmt(value.get(a, float("nan")))]
+        same = identical_pair(ctx.identical, a, b)
+        level = ctx.settings.confidence
         cells += [
-            verdict_cell(here[m].loc[(a, b)], ctx.settings.confidence, needed=False)
-            for m in metrics
+            verdict_cell(here[m].loc[(a, b)], level, needed=False, identical=same) for m in metrics
         ]
         for rate in others:
             at = [comparison_rows(verdicts, rate, m) for m in metrics]
-            cells.append("".join(MARKS[t.loc[(a, b), "verdict"]] for t in at))
+            marks = "".join(MARKS[t.loc[(a, b), "verdict"]] for t in at)
+            cells.append(IDENTICAL if same else marks)
         rows.append(cells)
     return markdown_table(header, rows)
 
@@ -219,9 +255,13 @@ def findings_lines(ctx: Context) -> list[str]:
         few = f"with {seeds} none is decided (the rule needs {MIN_SEEDS})"
     # with too few screening seeds its verdicts say nothing; the procedure's then speak
     decided = ctx.n_seeds >= MIN_SEEDS or not procedure
-    held = robust_sentence(verdicts, headline, report.baseline, metrics[0]) if decided else ""
+    held = (
+        robust_sentence(verdicts, headline, report.baseline, metrics[0], ctx.identical)
+        if decided
+        else ""
+    )
     decompositions = [t for name, t in tables.items() if name.startswith(DECOMPOSITION_PREFIX)]
-    opening = f"{held} {net_gain_sentence(decompositions)}".strip()
+    opening = held  # the answer first; a side fact such as the net gain after the tables
     if few and not procedure:
         undecided = (
             f"With {seeds} every screening verdict is undetermined (the rule needs {MIN_SEEDS})."
@@ -230,7 +270,9 @@ def findings_lines(ctx: Context) -> list[str]:
     parts = []
     if procedure:  # the claims about the procedure come before the screening tier's table
         sigmas = f"σ_B, σ_W of Δ capture ({NOT_SEPARABLE}: one seed per base)"
-        table = procedure_findings_table(tables[PROCEDURE.name], headline)
+        first = ctx.coverage.metrics(PROCEDURE_METRICS)[0]
+        at = tables[PROCEDURE.name], headline, tables[BASES.name], first
+        table = procedure_findings_table(*at)
         parts += [procedure, table, f"*{legend(report.confidence)}; {sigmas}.*"]
     if procedure and not decided:
         parts.append(
@@ -244,6 +286,7 @@ def findings_lines(ctx: Context) -> list[str]:
             f"other rates as symbols ({LABELS[metrics[0]]}, {LABELS[metrics[1]]}). "
             f"{legend(report.confidence)}.*"
         )
+    parts.append(net_gain_sentence(decompositions))
     scope = world_sentence(params.data, ctx.results.split_value("n_examples"))
     parts += [rule_sentence(ctx), f"{scope} {one_base(params)}" if not procedure else scope]
     if (plateau := tables.get(PLATEAU.name)) is not None:
@@ -254,7 +297,7 @@ def findings_lines(ctx: Context) -> list[str]:
             tables[FRONTIER.name], tables[POSITIONS.name], headline, ctx.coverage.token_oracle
         )
     )
-    return ["## Findings", "", opening, "", *blocks(*parts)]
+    return ["## Findings", *(["", opening] if opening else []), "", *blocks(*parts)]
 
 
 def rule_sentence(ctx: Context) -> str:
@@ -308,19 +351,26 @@ def verdicts_section(ctx: Context) -> list[str]:
     """The next tables: every declared comparison's verdict at every rate, one
     table per tested metric (the rule and family of the Findings; tables/verdicts.csv)."""
     verdicts, confidence = ctx.tables[VERDICTS.name], ctx.settings.confidence
+    same = ctx.identical
+    pairs = zip(verdicts["a"], verdicts["b"], strict=True)
+    twins = any(identical_pair(same, a, b) for a, b in pairs)
     rates = sorted(set(verdicts["rate"]))
     if not rates:
         return []
     parts = ["## Verdicts at every rate"]
     for i, metric in enumerate(ctx.coverage.verdict_metrics):
         mine = verdicts[verdicts["metric"] == metric]
-        text = lambda r: verdict_cell(r, confidence)  # noqa: E731
+
+        def text(r: Mapping) -> str:
+            return verdict_cell(r, confidence, identical=identical_pair(same, r["a"], r["b"]))
+
         rows = pivot(mine, ["a", "b"], "rate", text, rates, label=" − ".join)
         title = f"Δ {LABELS[metric]} (a − b) at each target rate"
         note = (
             f"Rule of the Findings; {legend(confidence)} ({NEEDED}). Intervals: "
             f"{percent(confidence)}, jackknife. The {percent(tost_level(confidence))} TOST "
             "interval, p and Holm p of each cell are in tables/verdicts.csv."
+            + (f" {IDENTICAL_NOTE[0].upper()}{IDENTICAL_NOTE[1:]}." if twins else "")
             if i == 0
             else f"As Table ⟦{VERDICTS.name}⟧."
         )

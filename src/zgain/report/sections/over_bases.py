@@ -3,13 +3,14 @@ section with every comparison over bases, every base and the mismatch by positio
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from zgain.core.runs import Tier
 from zgain.report.analysis.controller import RATE_TOLERANCE
-from zgain.report.analysis.procedure import PROCEDURE_METRICS
+from zgain.report.analysis.procedure import PROCEDURE_METRICS, mean_over_bases
 from zgain.report.context import Context
 from zgain.report.load.bases import BaseRuns, replicates
 from zgain.report.registry import BASES, MISMATCH, PROCEDURE
@@ -82,10 +83,14 @@ def procedure_sentence(
     )
 
 
-def procedure_findings_table(table: pd.DataFrame, rate: float) -> str:
-    """The Findings' table over bases at `rate`: per comparison Δ capture and Δ G^marg with
-    their intervals and verdict symbols, and σ_B, σ_W of Δ capture."""
+def procedure_findings_table(
+    table: pd.DataFrame, rate: float, facts: pd.DataFrame, metric: str
+) -> str:
+    """The Findings' table over bases at `rate`: per comparison a's mean `metric` over the
+    confirming bases (`facts`: tables/bases.csv), Δ capture and Δ G^marg with their intervals
+    and verdict symbols, and σ_B, σ_W of Δ capture."""
     at = table[table["rate"] == rate]
+    means = mean_over_bases(facts, rate)
 
     def sigmas(row: Mapping) -> str:
         pair = sigma_cells(row)
@@ -95,7 +100,11 @@ def procedure_findings_table(table: pd.DataFrame, rate: float) -> str:
     rows = pivot(at, ["a", "b"], "metric", text, PROCEDURE_METRICS, label=" − ".join)
     spreads = pivot(at, ["a", "b"], "metric", sigmas, PROCEDURE_METRICS[:1], "n/a, n/a")
     rows = [[*row, spread] for row, (_, spread) in zip(rows, spreads, strict=True)]
-    header = ["a − b", *(f"Δ {LABELS[m]}" for m in PROCEDURE_METRICS), "σ_B, σ_W"]
+    firsts = [a for a, _ in dict.fromkeys(zip(at["a"], at["b"], strict=True))]
+    values = [fmt(means.get(a, math.nan)) for a in firsts]
+    rows = [[row[0], value, *row[1:]] for row, value in zip(rows, values, strict=True)]
+    header = ["a − b", f"{LABELS.get(metric, metric)} of a over bases"]
+    header += [*(f"Δ {LABELS[m]}" for m in PROCEDURE_METRICS), "σ_B, σ_W"]
     return markdown_table(header, rows)
 
 

@@ -1,7 +1,6 @@
-"""The Markdown summary in reading order: the title, the Findings, the Setup, what the data
-leaves out, the rates reached, the decomposition at every rate, the seeds a ±δ interval needs,
-the equal-rate twins, the headline rate's other tables, the claims over bases, the verdicts,
-the figures and the glossary; and the seed tables' cells, with the decomposition's columns
+"""The tables over seeds in the summary and its details view: the decomposition at the headline
+rate and at every other rate (each with its damage check), the headline rate's other seed tables
+and the z-information by strategy, and the seed tables' cells, with the decomposition's columns
 adjusted to exactly C. It computes nothing: every section reads the Context's tables.
 """
 
@@ -25,7 +24,7 @@ from zgain.report.analysis.tables import (
 )
 from zgain.report.context import Context
 from zgain.report.registry import STRATEGIES
-from zgain.report.render.glossary import GLOSSARY, SYMBOLS, glossary_lines
+from zgain.report.render.glossary import GLOSSARY
 from zgain.report.render.markdown import (
     NOT_APPLICABLE,
     caption,
@@ -33,18 +32,11 @@ from zgain.report.render.markdown import (
     fmt,
     fmt_stats,
     markdown_table,
-    number_tables,
     pivot,
 )
 from zgain.report.sections.checks import (
     damage_sentences,
-    figure_section,
-    rate_check_section,
-    twin_section,
 )
-from zgain.report.sections.findings import findings_lines, half_width_section, verdicts_section
-from zgain.report.sections.over_bases import procedure_section
-from zgain.report.sections.scope import TITLE, setup_section
 
 AT_RATE = "@C"  # suffix of a column adjusted to exactly the target rate
 ADJUSTMENT_NOTE = (
@@ -74,12 +66,13 @@ def glossary_names() -> list[str]:
     return [name for name in GLOSSARY if name in named]
 
 
-def rate_sections(ctx: Context) -> list[str]:
-    """The next tables: one decomposition table per target rate, each with its damage check."""
+def rate_sections(ctx: Context, rates: Sequence[float]) -> list[str]:
+    """The next tables: one decomposition table per rate of `rates`, each with its damage check;
+    the first carries the table's note, the others refer to it."""
     decomposition = ctx.coverage.decomposition
     lines = []
     note = ADJUSTMENT_NOTE if len(ctx.by_rate) > 1 else NO_ADJUSTMENT_NOTE
-    for i, rate in enumerate(ctx.by_rate):
+    for i, rate in enumerate(rates):
         table = ctx.tables[decomposition_name(rate)]
         title = f"{DECOMPOSITION.title} at target rate C = {rate_label(rate)}"
         title += " (headline)" if rate == ctx.headline else ""
@@ -91,6 +84,7 @@ def rate_sections(ctx: Context) -> list[str]:
         shown = render_table(spec, cells, ctx.n_seeds, header=at_rate_header)
         lines += ["", f"### {title}", "", text, "", shown, ""]
         lines += [f"- {line}" for line in damage_sentences(table, ctx.weights)]
+        lines.append("")
     return lines
 
 
@@ -106,30 +100,20 @@ def strategy_spec(transforms: Sequence[str]) -> TableSpec:
     )
 
 
-def summary_markdown(ctx: Context, figures: Sequence[str]) -> str:
-    """The Markdown summary: header, rates reached, the decomposition at every rate, the
-    equal-rate check, the headline rate's other tables and paired comparisons, commentary,
-    figures, glossary."""
-    lines = [*TITLE, *findings_lines(ctx), "", *setup_section(ctx)]
-    if not ctx.coverage.complete:
-        lines += ["", "## Left out for this data", ""]
-        lines += [f"- {line}." for line in ctx.coverage.left_out()]
-    lines += ["", *rate_check_section(ctx), "", "## Gain decomposition at each target rate"]
-    lines += rate_sections(ctx)
-    lines += ["", *half_width_section(ctx), "", *twin_section(ctx)]
+def headline_tables(ctx: Context, names: Sequence[str]) -> list[str]:
+    """The next tables: the headline rate's seed tables named in `names` that the data allows
+    (report order), and the z-information by strategy when `names` holds it."""
     at = f" at the headline rate C = {rate_label(ctx.headline)}"
-    specs = [spec for spec in ctx.coverage.seed_tables() if spec.name != DECOMPOSITION.name]
-    specs += [strategy_spec(ctx.coverage.strategies)] if ctx.coverage.strategies else []
+    specs = [spec for spec in ctx.coverage.seed_tables() if spec.name in names]
+    if STRATEGIES.name in names and ctx.coverage.strategies:
+        specs.append(strategy_spec(ctx.coverage.strategies))
+    lines = []
     for spec in specs:  # a strategy column is headed by the strategy's name
         text = caption(spec.title + at, ctx.method, spec.note)
         lines += ["", f"## {spec.title}{at}", "", text, ""]
         header = str if spec.name == STRATEGIES.name else column_header
         lines.append(render_table(spec, ctx.tables[spec.name], ctx.n_seeds, header=header))
-    if len(ctx.bases) > 1:  # one base: no claim over bases
-        lines += ["", *procedure_section(ctx)]
-    lines += ["", *verdicts_section(ctx), *figure_section(ctx, figures)]
-    lines += ["## Glossary", "", SYMBOLS, "", *glossary_lines(glossary_names())]
-    return number_tables("\n".join(lines) + "\n")
+    return lines
 
 
 def at_rate_header(metric: str) -> str:
