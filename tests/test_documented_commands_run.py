@@ -36,6 +36,9 @@ NOT_RUN = {
     ("zgain", "check"): "needs a completed run (its --help runs)",
     ("zgain", "sweep-report"): "needs experiments (its --help runs)",
     ("zgain", "worlds-report"): "needs finished runs on several worlds (its --help runs)",
+    ("zgain", "part"): "needs a finished part of a study (its --help runs)",
+    ("zgain", "combine"): "needs the parts of a study (its --help runs)",
+    ("cd",): "enters a clone the reader made; what runs there trains",
 }
 
 
