@@ -115,7 +115,7 @@ def forest_panels(
         )
     handles.append(Patch(color=BAND_COLOUR, alpha=BAND_ALPHA, label="±δ (equivalence)"))
     outside_legend(fig, handles, title="verdict")
-    fig.suptitle(title)
+    fig.suptitle(title.replace(" (", "\n(", 1) if len(panels) == 1 else title)  # fits one panel
     return fig
 
 
