@@ -126,9 +126,9 @@ def robust_sentence(
     undetermined comparison, none beating it is "none is shown to": its verdict is open."""
     ours = verdicts[(verdicts["b"] == baseline) & (verdicts["metric"] == metric)]
     pairs = zip(ours["a"], ours["b"], strict=True)
-    same = [identical_pair(identical or {}, a, b) for a, b in pairs]
-    twins = sorted(set(ours[same]["a"]))
-    ours = ours[[not s for s in same]]
+    same = pd.Series([identical_pair(identical or {}, a, b) for a, b in pairs], ours.index, bool)
+    twins = sorted(set(ours.loc[same, "a"]))
+    ours = ours.loc[~same]
     at = ours[ours["rate"] == headline]
     if at.empty:
         return f"No variant besides {baseline} is listed: there is nothing to compare."
