@@ -60,6 +60,7 @@ from zgain.report.load.bases import BaseRuns
 from zgain.report.load.runs import EvalResults, per_run
 from zgain.report.registry import (
     ADJUSTMENT,
+    BASES,
     FOLDER,
     FRONTIER,
     HALF_WIDTHS,
@@ -86,6 +87,9 @@ CAPTURE_DIGITS = 4
 DELTA_KEYS = {"capture": "dcap", "marginal_gain": "dgm"}
 """capture.json's keys of the claims over bases: `<key>_<variant>`, the variant's mean difference
 from the baseline over the confirming bases at C."""
+VERDICT_KEY = "v"
+"""capture.json's `v_<variant>`: the verdicts on capture and G^marg, as `<capture>/<G^marg>`."""
+VERDICT_MARKS = {"better": "▲", "worse": "▼", "equivalent": "≈", "undetermined": "?"}
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,9 @@ def build_report(
             tier="Confirming tier: ",
         )  # fmt: skip
     procedure, baseline = tables.get(PROCEDURE.name), settings.baseline
-    metrics = metrics_summary(results, headline, adjustment, procedure, baseline)
+    metrics = metrics_summary(
+        results, headline, adjustment, procedure, baseline, tables.get(BASES.name)
+    )
     ctx = replace(ctx, figures=tuple(figures), identical=same_as)
     documents = render_documents(ctx)
     summary = documents.pop(SUMMARY_FILE)
@@ -198,12 +204,15 @@ def metrics_summary(
     adjustment: pd.DataFrame,
     procedure: pd.DataFrame | None = None,
     baseline: str = "",
+    bases: pd.DataFrame | None = None,
 ) -> dict:
     """reports/metrics.json: the headline rate C, the oracle's I*, each variant's seed means of
     SUMMARY_METRICS at C (`variants`, each run at the KL it reached) and its ADJUSTED metrics
     moved to exactly C (`adjusted_to_C`, the screening values); with the `procedure` table, each
     variant's mean difference from `baseline` over the confirming bases at C (`over_bases`, the
-    claims the Findings open with); null for NaN."""
+    claims the Findings open with), its verdict there (`verdicts_over_bases`) and each contested
+    variant's capture at C averaged over the confirming bases (`capture_over_bases`, from
+    `bases`); null for NaN."""
     variants = {
         variant: {m: json_number(finite_mean(results.values(variant, m))) for m in SUMMARY_METRICS}
         for variant in results.variants
@@ -217,6 +226,16 @@ def metrics_summary(
     if procedure is not None and len(procedure):
         at = procedure[(procedure["b"] == baseline) & (procedure["rate"] == headline_rate)]
         summary["over_bases"] = means_by(at, "a")
+        verdicts: dict[str, dict[str, str]] = {}
+        for name, metric, verdict in zip(at["a"], at["metric"], at["verdict"], strict=True):
+            verdicts.setdefault(name, {})[metric] = str(verdict)
+        summary["verdicts_over_bases"] = verdicts
+    if bases is not None and len(bases):
+        rows = bases[(bases["tier"] == "confirming") & (bases["rate"] == headline_rate)]
+        contested = [c for c in bases.columns if c in results.variants]
+        summary["capture_over_bases"] = {
+            name: json_number(float(rows[name].mean())) if len(rows) else None for name in contested
+        }
     return summary
 
 
@@ -229,20 +248,21 @@ def means_by(rows: pd.DataFrame, key: str) -> dict[str, dict[str, float | None]]
 
 
 def capture_view(metrics: dict) -> dict:
-    """reports/capture.json, the file `dvc metrics show` reads: the headline rate C, the oracle's
-    I* and each variant's capture adjusted to exactly C on the screening base, then each
-    contested variant's Δ capture and Δ G^marg from the baseline over the confirming bases
-    (DELTA_KEYS), rounded to CAPTURE_DIGITS (null where undefined)."""
-    adjusted = metrics["adjusted_to_C"]
-    view: dict[str, float | None] = {
-        "headline_rate": metrics["headline_rate"],
-        "oracle_info": rounded(metrics["oracle_info"]),
-    }
-    for name in metrics["variants"]:
-        view[name] = rounded(adjusted.get(name, {}).get("capture"))
+    """reports/capture.json, the file `dvc metrics show` and `dvc exp show` read: the claims over
+    the confirming bases the Findings open with. `C` the headline rate; each contested variant's
+    capture at C averaged over the confirming bases (its name); each contested comparison's Δ
+    capture and Δ G^marg from the baseline (DELTA_KEYS) and its verdicts (`v_<variant>`,
+    VERDICT_MARKS for capture / G^marg). Rounded to CAPTURE_DIGITS, null where undefined. The
+    screening base's values stay in metrics.json (`adjusted_to_C`), apart from the claims."""
+    view: dict[str, float | str | None] = {"C": metrics["headline_rate"]}
+    for name, value in metrics.get("capture_over_bases", {}).items():
+        view[name] = rounded(value)
+    verdicts = metrics.get("verdicts_over_bases", {})
     for name, means in metrics.get("over_bases", {}).items():
         for metric, key in DELTA_KEYS.items():
             view[f"{key}_{name}"] = rounded(means.get(metric))
+        marks = [VERDICT_MARKS.get(verdicts.get(name, {}).get(m, ""), "") for m in DELTA_KEYS]
+        view[f"{VERDICT_KEY}_{name}"] = "/".join(marks)
     return view
 
 
