@@ -173,6 +173,6 @@ def test_the_confirming_figure_says_its_lines_are_means_over_replicates() -> Non
         curve(values), common, ["a"], 0.8, 1.0, over="replicates", tier="Confirming tier: "
     )
     (ax,) = fig.axes
-    assert ax.get_ylabel().endswith("mean over replicates)")
+    assert ax.get_ylabel().endswith("one replicate)")  # one curve: no mean claimed
     assert ax.get_title().startswith("Confirming tier: Learning curves at C = 1")
     assert "(shaded: the last quarter)" in ax.get_title()

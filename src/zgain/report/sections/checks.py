@@ -176,14 +176,21 @@ def figure_captions(coverage: Coverage) -> dict[str, str]:
     `{runs}` and `{method}` are filled in by `figure_section`."""
     panels = [f"`{m}`" for m in CAPTION_ORDER if m in coverage.panels()]
     dashed = ["the oracle's mean I* (`oracle_info`)", "capture 1"] if coverage.oracle else []
-    dashed += ["the Bayes ceiling `probe_ceiling`"] if coverage.strategies else []
     frontier = (
         f"The frontier: {listing(panels)} against the achieved test `kl`, one curve per variant "
         "through its seed means at each target rate (a colour and marker each; dashed: the "
-        "additive variants), every run a small point ({runs})"
+        "additive variants), every run a small point ({runs}); a value far from the rest (past "
+        "Tukey's fences) is an arrow at the axis edge with its value; a variant identical to "
+        "another is drawn with open markers in short dashes over it; in the top group earlier "
+        "curves are drawn wider, so coinciding curves nest"
     )
     frontier += f"; dotted: {listing(dashed, serial=True)}" if dashed else ""
-    frontier += "; dash-dotted: the x-only floor `probe_floor`" if coverage.strategies else ""
+    frontier += (
+        "; dash-dot-dotted: the Bayes ceiling `probe_ceiling`; dash-dotted: the x-only floor "
+        "`probe_floor`"
+        if coverage.strategies
+        else ""
+    )
     oracle_bar = "; the oracle bar beside (`oracle_marginal_gain` + I*)" if coverage.oracle else ""
     oracle_tokens = (
         ", beside the oracle's `oracle_token_info` (dotted)" if coverage.token_oracle else ""
@@ -198,28 +205,32 @@ def figure_captions(coverage: Coverage) -> dict[str, str]:
         "forest.png": (
             "Each declared comparison's difference a − b at every target rate with {interval}, "
             "coloured by its verdict (the rule of the Findings); shaded: ±δ, inside which a "
-            "difference is equivalent; the axis reaches 4δ or 1.5 times the upper quartile of "
-            "the |differences|, whichever is more: an interval past it is cut with an arrow, a "
-            "difference past it is drawn at the edge with its value."
+            "difference is equivalent; one axis for every rate, holding ±1.5δ and every "
+            "difference within Tukey's fences with its whole interval; a difference past them is "
+            "an arrow at the edge labelled with its value and interval."
         ),
         "forest_bases.png": (
             "The claims over bases (`tables/procedure.csv`): each comparison's mean difference "
             "over the confirming bases with its interval, coloured by its verdict; shaded: ±δ; "
-            "the axis as in the figure above."
+            "one axis per metric, holding ±1.5δ and every interval."
         ),
         "gain_decomposition.png": (
             "At the headline rate, gross gain per variant as stacked bars, `marginal_gain` "
             "(hatched) + `z_information` (solid), {method}; positive parts stack up and negative "
-            f"parts down from 0; the dot is `gross_gain` with its interval{oracle_bar}."
+            "parts down from 0; the dot is each bar's total `gross_gain` (with its interval where "
+            "there are several seeds); a second panel draws `marginal_gain` alone on its own "
+            f"scale; a bar past the axis is cut with an arrow giving its end{oracle_bar}."
         ),
         "information_by_position.png": (
-            "At the headline rate, mean `token_z_information` by target position per variant, "
-            f"pooled over seeds{oracle_tokens}; {{method}}, the band being the interval over the "
-            "per-seed position means."
+            "At the headline rate, mean `token_z_information` by target position, one stemmed "
+            f"marker per variant side by side at each position{oracle_tokens}; {{method}}; error "
+            "bars (only with several seeds): the interval over the per-seed position means; a "
+            "value far from the rest is an arrow at the edge."
         ),
         "learning_curves.png": (
             "At the headline rate, `val_z_information` at each validated step per variant, "
-            "each line the mean over {seeds} per variant (no interval), beside the oracle's mean "
+            "each line {seeds_line} per variant (no interval; a curve far from the others by its "
+            "last value leaves the axis with an arrow), beside the oracle's mean "
             "I* (dotted); shaded: the plateau rule's window (the last quarter, or the quarter "
             "before the rate's exact penalty when that starts late), whose change the plateau "
             "table (tables/plateau.csv) gives per variant and for the top group."
@@ -241,7 +252,10 @@ def figure_section(ctx: Context, names: Sequence[str]) -> list[str]:
     interval = interval if ctx.n_seeds > 1 else "no interval (one seed per variant)"
     lines = ["## Figures", ""]
     for number, name in enumerate(names, 1):
-        text = captions[name].format(method=ctx.method, runs=runs, interval=interval, seeds=seeds)
+        line = "one seed's curve" if ctx.n_seeds == 1 else f"the mean over {seeds}"
+        text = captions[name].format(
+            method=ctx.method, runs=runs, interval=interval, seeds=seeds, seeds_line=line
+        )
         image = f"![{Path(name).stem}]({FIGURES_DIR}/{name})"
         lines += [image, "", f"*Figure {number}.* {text}", ""]
     return lines
