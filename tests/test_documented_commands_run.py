@@ -39,6 +39,7 @@ NOT_RUN = {
     ("zgain", "part"): "needs a finished part of a study (its --help runs)",
     ("zgain", "combine"): "needs the parts of a study (its --help runs)",
     ("cd",): "enters a clone the reader made; what runs there trains",
+    ("dvc", "metrics", "show"): "reads the metrics of a completed run",
 }
 
 
