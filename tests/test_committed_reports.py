@@ -81,7 +81,7 @@ def test_the_metric_labels_what_it_holds() -> None:
     for row in at.itertuples(index=False):
         key = {"capture": "dcap", "marginal_gain": "dgm"}[row.metric]
         assert view[f"{key}_{row.a}"] == pytest.approx(row.mean, abs=5e-5)
-        mark = {"better": "▲", "worse": "▼", "equivalent": "≈", "undetermined": "?"}[row.verdict]
+        mark = {"better": "+", "worse": "-", "equivalent": "=", "undetermined": "?"}[row.verdict]
         assert mark == view[f"v_{row.a}"].split("/")[row.metric == "marginal_gain"]
 
 

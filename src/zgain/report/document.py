@@ -89,7 +89,7 @@ DELTA_KEYS = {"capture": "dcap", "marginal_gain": "dgm"}
 from the baseline over the confirming bases at C."""
 VERDICT_KEY = "v"
 """capture.json's `v_<variant>`: the verdicts on capture and G^marg, as `<capture>/<G^marg>`."""
-VERDICT_MARKS = {"better": "▲", "worse": "▼", "equivalent": "≈", "undetermined": "?"}
+VERDICT_MARKS = {"better": "+", "worse": "-", "equivalent": "=", "undetermined": "?"}
 
 
 @dataclass(frozen=True)
