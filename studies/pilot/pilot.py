@@ -128,15 +128,31 @@ def report(folders: list[Path], clocks: list[Path], base_seconds: list[float]) -
     return "\n".join(lines) + "\n"
 
 
+def cost_record(clocks: list[Path], base_seconds: list[float]) -> dict:
+    """The measured costs, in seconds, and the ratio σ_W/σ_B above which a seed on an existing
+    base buys more precision per second than a new base (k* > 1: σ_W/σ_B > √(c_s/c_B))."""
+    cost = costs(stage_seconds(clocks), base_seconds)
+    return {
+        "seed_seconds": round(cost.seed, 1),
+        "base_seconds": round(cost.base, 1),
+        "base_training_seconds": [round(s, 1) for s in base_seconds],
+        "seeds_win_above_ratio": round(float(np.sqrt(cost.seed / cost.base)), 2),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("parts", type=Path, nargs="+")
+    parser.add_argument("parts", type=Path, nargs="*")
     parser.add_argument("--clock", type=Path, action="append", required=True)
     parser.add_argument("--base-seconds", type=Path, required=True,
                         help="JSON list of the bases' recorded training seconds")  # fmt: skip
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    text = report(args.parts, args.clock, json.loads(args.base_seconds.read_text()))
+    base_seconds = json.loads(args.base_seconds.read_text())
+    if not args.parts:  # the costs alone, as JSON
+        text = json.dumps(cost_record(args.clock, base_seconds), indent=1) + "\n"
+    else:
+        text = report(args.parts, args.clock, base_seconds)
     args.out.write_text(text)
     print(text)
 

@@ -233,9 +233,10 @@ def metrics_summary(
     if bases is not None and len(bases):
         rows = bases[(bases["tier"] == "confirming") & (bases["rate"] == headline_rate)]
         contested = [c for c in bases.columns if c in results.variants]
-        summary["capture_over_bases"] = {
-            name: json_number(float(rows[name].mean())) if len(rows) else None for name in contested
-        }
+        if len(rows):  # a study with confirming bases
+            summary["capture_over_bases"] = {
+                name: json_number(float(rows[name].mean())) for name in contested
+            }
     return summary
 
 
