@@ -176,13 +176,12 @@ def test_exp_run_on_one_variant_reruns_only_its_stages(repo: Path) -> None:
     assert max(len(line) for line in shown.splitlines()) <= 200, shown
     capture = json.loads((repo / "reports" / "capture.json").read_text())
     assert list(capture) == [
-        "C",
         # each contested variant's capture over the confirming bases, then the claim over bases
         # of the contested variant against the baseline, and its verdicts
         "token_mean",
         "token_share_cc",
-        "dcap_token_share_cc",
-        "dgm_token_share_cc",
+        "dc_token_share_cc",
+        "dg_token_share_cc",
         "v_token_share_cc",
     ]
 
@@ -276,7 +275,7 @@ def test_adding_a_rate_reruns_each_group_once(repo: Path) -> None:
     view = ["dvc", "exp", "show", "--no-pager", "--md", *drop, *keep]
     shown = sh(repo, *view)
     header = shown.splitlines()[0]
-    assert "cvae.rates" in header and "dcap_token_share_cc" in header
+    assert "cvae.rates" in header and "dc_token_share_cc" in header
     assert "pairs" not in header and "params.yaml" not in header, header
     # a variant's column shows when it has a value: capture adjusted to C is null where every
     # run of the cell is off its target (the tiny profile's 30 steps rarely reach it)

@@ -84,7 +84,7 @@ METRICS_FILE, CAPTURE_FILE = "metrics.json", "capture.json"  # capture.json: the
 PLOTS_DIR = "plots"
 SUMMARY_METRICS = ("marginal_gain", "z_information", "capture", "kl", "normalized_recovery")
 CAPTURE_DIGITS = 4
-DELTA_KEYS = {"capture": "dcap", "marginal_gain": "dgm"}
+DELTA_KEYS = {"capture": "dc", "marginal_gain": "dg"}
 """capture.json's keys of the claims over bases: `<key>_<variant>`, the variant's mean difference
 from the baseline over the confirming bases at C."""
 VERDICT_KEY = "v"
@@ -250,12 +250,13 @@ def means_by(rows: pd.DataFrame, key: str) -> dict[str, dict[str, float | None]]
 
 def capture_view(metrics: dict) -> dict:
     """reports/capture.json, the file `dvc metrics show` and `dvc exp show` read: the claims over
-    the confirming bases the Findings open with. `C` the headline rate; each contested variant's
-    capture at C averaged over the confirming bases (its name); each contested comparison's Δ
+    the confirming bases the Findings open with, at the headline rate C (metrics.json's
+    `headline_rate`): each contested variant's capture at C averaged over the confirming bases
+    (its name); each contested comparison's Δ
     capture and Δ G^marg from the baseline (DELTA_KEYS) and its verdicts (`v_<variant>`,
     VERDICT_MARKS for capture / G^marg). Rounded to CAPTURE_DIGITS, null where undefined. The
     screening base's values stay in metrics.json (`adjusted_to_C`), apart from the claims."""
-    view: dict[str, float | str | None] = {"C": metrics["headline_rate"]}
+    view: dict[str, float | str | None] = {}
     for name, value in metrics.get("capture_over_bases", {}).items():
         view[name] = rounded(value)
     verdicts = metrics.get("verdicts_over_bases", {})
