@@ -26,7 +26,12 @@ import pandas as pd
 import typer
 import yaml
 
-from zgain.cli.check_bases import PROCEDURE_KEY, procedure_outside_counts, reversed_over_bases
+from zgain.cli.check_bases import (
+    PROCEDURE_KEY,
+    procedure_outside_counts,
+    reversed_in,
+    reversed_over_bases,
+)
 from zgain.cli.check_runs import RunComparison, compare_runs
 from zgain.report.registry import FOLDER as TABLES
 from zgain.report.registry import PROCEDURE, RUNS, VERDICTS
@@ -195,20 +200,9 @@ def rate_of(table: str) -> float:
 
 
 def reversed_verdicts(fresh: str | None, committed: str | None) -> list[str]:
-    """Comparisons whose separated verdict reversed (better in one run, worse in the other)."""
-    if fresh is None or committed is None:
-        return []
-    key = ["rate", "metric", "a", "b"]
-    joined = pd.read_csv(io.StringIO(committed)).merge(
-        pd.read_csv(io.StringIO(fresh)), on=key, suffixes=("_committed", "_fresh")
-    )
-    pair = joined["verdict_committed"] + "/" + joined["verdict_fresh"]
-    flipped = joined[pair.isin(["better/worse", "worse/better"])]
-    return [
-        f"{r.a} − {r.b} on {r.metric} at C = {r.rate:g}: {r.verdict_committed} in the committed "
-        f"run, {r.verdict_fresh} in the fresh one"
-        for r in flipped.itertuples(index=False)
-    ]
+    """Comparisons of tables/verdicts.csv whose separated verdict reversed (better in one run,
+    worse in the other)."""
+    return reversed_in(fresh, committed)
 
 
 def procedure_verdicts(reports: Path, repo: Path, revision: str) -> list[Verdict]:

@@ -23,9 +23,10 @@ def procedure_outside_counts(
     return (rng.random((draws, outside.size)) < outside).sum(axis=1)
 
 
-def reversed_over_bases(fresh: str | None, committed: str | None) -> list[str]:
-    """Comparisons over bases (tables/procedure.csv) whose verdict went from better to worse or
-    back."""
+def reversed_in(fresh: str | None, committed: str | None, where: str = "") -> list[str]:
+    """Comparisons of a verdict table (tables/verdicts.csv, or procedure.csv over bases) whose
+    separated verdict reversed: better in one run, worse in the other. `where` follows the rate
+    in each line (" over bases")."""
     if fresh is None or committed is None:
         return []
     tables = [pd.read_csv(io.StringIO(text)) for text in (committed, fresh)]
@@ -35,7 +36,12 @@ def reversed_over_bases(fresh: str | None, committed: str | None) -> list[str]:
     pair = joined["verdict_committed"] + "/" + joined["verdict_fresh"]
     flipped = joined[pair.isin(["better/worse", "worse/better"])]
     return [
-        f"{r.a} − {r.b} on {r.metric} at C = {r.rate:g} over bases: {r.verdict_committed} in the "
+        f"{r.a} − {r.b} on {r.metric} at C = {r.rate:g}{where}: {r.verdict_committed} in the "
         f"committed run, {r.verdict_fresh} in the fresh one"
         for r in flipped.itertuples(index=False)
     ]
+
+
+def reversed_over_bases(fresh: str | None, committed: str | None) -> list[str]:
+    """`reversed_in` over tables/procedure.csv (the comparisons over the confirming bases)."""
+    return reversed_in(fresh, committed, " over bases")
