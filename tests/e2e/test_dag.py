@@ -277,7 +277,7 @@ def test_adding_a_rate_reruns_each_group_once(repo: Path) -> None:
     view = ["dvc", "exp", "show", "--no-pager", "--md", *drop, *keep]
     shown = sh(repo, *view)
     header = shown.splitlines()[0]
-    assert "cvae.rates" in header and "dc_token_share_cc" in header
+    assert "cvae.rates" in header and "v_token_share_cc" in header  # a verdict always shows
     assert "pairs" not in header and "params.yaml" not in header, header
     # a variant's column shows when it has a value: capture adjusted to C is null where every
     # run of the cell is off its target (the tiny profile's 30 steps rarely reach it)
