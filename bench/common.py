@@ -13,9 +13,6 @@ Nothing here reads pipeline outputs: worlds are sampled, the base LM is freshly 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -28,16 +25,22 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import torch
-import yaml
 
+from harness.machine import machine as machine
+from harness.machine import machine_name as machine_name
+from harness.offline import REPO_ROOT as REPO_ROOT
+from harness.offline import params_with as params_with
+from harness.offline import raw_params as raw_params
+from harness.offline import screening_only as screening_only
+from harness.offline import train_and_evaluate as train_and_evaluate
 from zgain.base.model import BaseLM, save_base
 from zgain.base.normalizer import mean_surprisal
 from zgain.base.surprisal import example_stats, score_tokens
 from zgain.core.sequences import SeqBatch
 from zgain.cvae.model import CVAE
 from zgain.cvae.objective import Objective
-from zgain.params import Params, load_params, parse_params
-from zgain.params.profile import merge
+from zgain.params import Params, load_params
+from zgain.params.profile import merge as merge
 from zgain.world.packed import pack_split
 from zgain.world.synthetic import World, sample
 
@@ -122,31 +125,6 @@ def peak_rss_mib(module: str, args: Sequence[str], *, cwd: str | None = None, en
         return int(out.read_text()) / 1024
 
 
-def machine() -> list[str]:
-    """Lines describing where the figures were measured, and the commit they were measured on."""
-    from bench.wall_time import short_hash
-
-    try:
-        commit = short_hash(cwd=HERE) or "unknown"
-    except OSError:  # no git here
-        commit = "unknown"
-    return [
-        f"- commit: {commit}",
-        f"- CPUs available: {len(os.sched_getaffinity(0))} (of {os.cpu_count()} on the machine)",
-        f"- torch {torch.__version__}, {torch.get_num_threads()} intra-op threads",
-        f"- Python {platform.python_version()}, {platform.machine()}",
-        f"- load average at start: {', '.join(f'{v:.2f}' for v in os.getloadavg())}",
-    ]
-
-
-def machine_name() -> str:
-    """Where the figures are measured, in a file name: the GPU's model when torch sees one
-    (`nvidia-h200`), else the CPUs this process may use (`cpu2`)."""
-    if torch.cuda.is_available():
-        return re.sub(r"[^a-z0-9]+", "-", torch.cuda.get_device_name(0).lower()).strip("-")
-    return f"cpu{len(os.sched_getaffinity(0))}"
-
-
 def results_path(script: str) -> Path:
     """bench/SCRIPT-MACHINE.md: the results of bench script `script` on this machine, so that
     machines do not overwrite each other's figures."""
@@ -192,51 +170,8 @@ class Section:
 
 # The inputs the benchmarks time.
 
-REPO_ROOT = HERE.parent
 VARIANT = "token_share_cc"
 """The variant every training benchmark runs (the one the design was chosen for)."""
-
-
-def raw_params(profile: dict | None = None) -> dict:
-    """params.yaml as plain Python, with a profile (e.g. the tiny test profile) merged in."""
-    raw = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
-    return merge(raw, profile) if profile else raw
-
-
-UPSTREAM = ("synthetic_dir", "bases_dir", "base_live", "surprisal_dir", "normalizer_dir")
-"""The path keys of a run's inputs from the stages before train_cvae (the roots of every base's
-files: `paths.base(b)`)."""
-RUN_OUTPUTS = ("cvae_dir", "cvae_live", "eval_dir", "reports_dir")
-
-
-def screening_only(raw: dict) -> dict:
-    """`raw` with one base, its first (the screening base), and so no confirming bases; the
-    confirming tier's variants and rates cut to those `raw` lists (the first of each when none
-    is left). The benchmarks train screening groups only, often on a grid cut to a rate or a
-    variant, which the confirming tier must name (docs/architecture.md#bases)."""
-    cvae = raw["cvae"]
-    confirm = cvae["confirm"]
-    variants = [v for v in confirm["variants"] if v in cvae["variants"]]
-    rates = [r for r in confirm["rates"] if r in cvae["rates"]]
-    tier = {
-        "bases": [],
-        "variants": variants or list(cvae["variants"])[:1],
-        "rates": rates or list(cvae["rates"])[:1],
-    }
-    return merge(raw, {"base": {"seeds": raw["base"]["seeds"][:1]}, "cvae": {"confirm": tier}})
-
-
-def on_completed_run(repo: Path, scratch: Path, cvae: dict) -> Params:
-    """This checkout's params with `cvae` merged into its cvae block, reading the upstream
-    outputs (world, screening base, its surprisal and normalizer) of the completed run in `repo`
-    and writing the runs under `scratch`, never in `repo`."""
-    raw = raw_params()
-    for key in UPSTREAM:
-        raw["paths"][key] = str(repo / raw["paths"][key])
-    for key in RUN_OUTPUTS:
-        raw["paths"][key] = str(scratch / key)
-    raw["cvae"] = merge(raw["cvae"], cvae)
-    return parse_params(screening_only(raw))
 
 
 def group_args(root: Path) -> list[str]:
@@ -244,12 +179,6 @@ def group_args(root: Path) -> list[str]:
     root, whose params.yaml names its screening base."""
     base = load_params(root / "params.yaml").base.screening
     return ["--base", str(base), "--variant", VARIANT, "--seed", "0"]
-
-
-def params_with(raw: dict, **overrides: dict) -> Params:
-    """Validated params from `raw` with block overrides, e.g. params_with(raw, data={...}),
-    on the screening base alone (`screening_only`)."""
-    return parse_params(screening_only(merge(raw, overrides)))
 
 
 @dataclass
@@ -304,21 +233,3 @@ def save_fresh_base(params: Params, path: Path, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     save_base(path, BaseLM(params.base.model, world.vocab, world.max_len))
     return path
-
-
-def train_and_evaluate(
-    params: Params, variants: Sequence[str], seeds: Sequence[int], label: str
-) -> float:
-    """Train and evaluate every screening group (variant, seed) of `params` in this process;
-    the mean seconds per group."""
-    from stages import evaluate, train_cvae
-    from zgain.core.runs import Group
-
-    base = params.base.screening
-    start = time.perf_counter()
-    for seed in seeds:
-        for variant in variants:
-            train_cvae.run(params, Group.screening(base, variant, seed))
-            evaluate.run(params, Group.screening(base, variant, seed))
-            print(f"{label}: {variant} seed {seed} done", flush=True)
-    return (time.perf_counter() - start) / (len(variants) * len(seeds))

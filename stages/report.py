@@ -13,13 +13,13 @@ from __future__ import annotations
 from zgain.core.cli import run_stage
 from zgain.core.io import sweep_temporaries
 from zgain.params import Params, load_params
-from zgain.report.analysis.controller import controller_ends
-from zgain.report.analysis.plateau import QUANTITY
-from zgain.report.curves import CURVE_QUANTITIES, confirming_curves, learning_curves
 from zgain.report.document import build_report, write_report
-from zgain.report.frontier import headline_rate
-from zgain.report.load.bases import load_bases
-from zgain.report.load.runs import load_results
+from zgain.results.analysis.controller import controller_ends
+from zgain.results.analysis.plateau import QUANTITY
+from zgain.results.curves import CURVE_QUANTITIES, confirming_curves, learning_curves
+from zgain.results.frontier import headline_rate
+from zgain.results.load.bases import load_bases
+from zgain.results.load.runs import load_results
 
 
 def run(params: Params) -> None:

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from conftest import REPO_ROOT
 
-from zgain.report.analysis.bounds import metric_bounds
+from zgain.results.analysis.bounds import metric_bounds
 
 REPORTS = REPO_ROOT / "reports"
 DVC_YAML = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())
@@ -154,7 +154,7 @@ def test_the_readme_results_say_which_tier_reached_the_plateau() -> None:
     committed plateau tables' top group row (the rule's window, the last quarter under the
     default schedule), and whether the confirming tier's interval lies inside the tolerance is
     that row's interval against ±PLATEAU_TOLERANCE."""
-    from zgain.report.analysis.plateau import PLATEAU_TOLERANCE
+    from zgain.results.analysis.plateau import PLATEAU_TOLERANCE
 
     readme = re.sub(r"<!--.*?-->", "", (REPO_ROOT / "README.md").read_text())
     results = " ".join(

@@ -29,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from bench.common import machine
+from harness.machine import machine
 from stages import evaluate, normalizer, surprisal, train_base, train_cvae
 from zgain.core.runs import Group
 from zgain.params import Params, parse_params

@@ -7,7 +7,7 @@ of REPO's reports/tables/plateau.csv) is trained and evaluated again at the head
 once per steps value (`cvae.common.steps`; the penalty starts at the same share of the steps),
 on REPO's upstream outputs (world, screening base, surprisal, normalizer) with this checkout's
 params otherwise, in a scratch folder (never in REPO). studies/plateau/plateau-results.md
-(generated) gives per steps value the report's plateau rule (zgain.report.analysis.plateau: the top
+(generated) gives per steps value the report's plateau rule (zgain.results.analysis.plateau: the top
 group's mean validation I^θ over the last quarter, as capture), the top group's mean test
 capture at the end, and the seconds one (variant, seed) group took to train and evaluate here,
 with its ratio to the first steps value's: the cost of a longer study's CVAE stages against the
@@ -23,11 +23,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.common import machine, on_completed_run, train_and_evaluate
+from harness.machine import machine
+from harness.offline import on_completed_run, train_and_evaluate
 from zgain.core.runs import Run
 from zgain.params import Params
-from zgain.report.analysis.plateau import PLATEAU_TOLERANCE, QUANTITY, TOP, plateau_table
-from zgain.report.curves import learning_curves
+from zgain.results.analysis.plateau import PLATEAU_TOLERANCE, QUANTITY, TOP, plateau_table
+from zgain.results.curves import learning_curves
 
 RESULTS = Path(__file__).with_name("plateau-results.md")
 PLATEAU_CSV = "reports/tables/plateau.csv"

@@ -11,7 +11,7 @@ base (a base no claim over bases uses: docs/defaults.md#roles-kept-apart), once 
 already holds (all evaluated) is read, not retrained: training is deterministic on a CPU.
 The results file (generated) gives per schedule the top group's validation I^θ at the start of
 the last quarter and at the end, its change as capture, the plateau rule's window and change
-(`zgain.report.analysis.plateau`), and each variant's test capture.
+(`zgain.results.analysis.plateau`), and each variant's test capture.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ import argparse
 import json
 from pathlib import Path
 
-from bench.common import machine, on_completed_run, raw_params, train_and_evaluate
+from harness.machine import machine
+from harness.offline import on_completed_run, raw_params, train_and_evaluate
 from zgain.core.runs import Run
 from zgain.params import Params
-from zgain.report.analysis.plateau import (
+from zgain.results.analysis.plateau import (
     LAST_QUARTER,
     PLATEAU_TOLERANCE,
     QUANTITY,
@@ -31,7 +32,7 @@ from zgain.report.analysis.plateau import (
     plateau_table,
     plateau_window,
 )
-from zgain.report.curves import learning_curves
+from zgain.results.curves import learning_curves
 
 RESULTS = Path(__file__).with_name("schedule-results.md")
 

@@ -38,7 +38,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from bench.common import REPO_ROOT, machine
+from harness.machine import machine
+from harness.offline import REPO_ROOT
 from zgain.cli.check import (
     TABLES,
     Verdict,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from bench.wall_time import record
+from harness.machine import record
 
 BASES = 4  # the screening base and three confirming ones: the rule decides on ≥ 3 replicates
 

@@ -21,7 +21,7 @@ from zgain.core.io import sha256_file
 from zgain.core.runs import Group, Run, Tier
 from zgain.cvae.model import KIND_CVAE, load_cvae, save_cvae
 from zgain.params import Params, parse_params
-from zgain.report.curves import curve_path, read_curve
+from zgain.results.curves import curve_path, read_curve
 
 BASE, SEED = 1, 0  # the tiny profile: base.seeds [0, 1], cvae.confirm.seeds [0]
 

@@ -39,7 +39,7 @@ from zgain.core.io import list_array, write_json, write_table
 from zgain.core.runs import Run, Tier
 from zgain.evaluate.schema import DECOMPOSITION_KEYS, ENVIRONMENT_KEY, EVAL_SCHEMA, RECOVERY_KEYS
 from zgain.params import Params, parse_params
-from zgain.report.load.runs import USAGE_KEYS
+from zgain.results.load.runs import USAGE_KEYS
 
 N_EXAMPLES = 30
 SEEDS = (0, 1, 2)
@@ -179,7 +179,7 @@ def curve_value(quantity: str, variant: str, seed: int, step: int) -> float:
 def write_curves(live_dir: Path, variant: str, rate: float, seed: int) -> None:
     """dvclive-style TSVs (`step`, quantity) of every CURVE_QUANTITIES and the rate
     controller's KL average `kl_ema` for one screening run (on base SCREENING)."""
-    from zgain.report.curves import CURVE_QUANTITIES
+    from zgain.results.curves import CURVE_QUANTITIES
 
     where = Run(variant, rate, seed, SCREENING).live_dir(live_dir) / "plots" / "metrics"
     where.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Why a run missed its target rate (zgain.report.analysis.controller)."""
+"""Why a run missed its target rate (zgain.results.analysis.controller)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from zgain.core.errors import DataError
 from zgain.core.runs import Run
-from zgain.report.analysis.controller import (
+from zgain.results.analysis.controller import (
     CAUSES,
     ControllerEnd,
     by_cause,

@@ -17,18 +17,18 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Annotation
 
 from tests.conftest import REPO_ROOT
-from zgain.params import CommonCVAEParams
-from zgain.report.figures import (
+from zgain.figures.draw import (
     decomposition_figure,
     frontier_figure,
     information_by_position_figure,
     learning_figure,
 )
-from zgain.report.forest import forest_figures
-from zgain.report.style import KNOWN, styles
-from zgain.report.sweep.figures import sweep_frontier_figure
-from zgain.report.sweep.tables import Sweep
-from zgain.report.tables import ORACLE
+from zgain.figures.forest import forest_figures
+from zgain.figures.style import KNOWN, styles
+from zgain.params import CommonCVAEParams
+from zgain.results.analysis.tables import ORACLE
+from zgain.sweep.figures import sweep_frontier_figure
+from zgain.sweep.tables import Sweep
 
 GROUP = ["token_mean", "token_sum", "mean_tok", "mean_cc"]
 VARIANTS = [*GROUP, "token_share"]  # token_share far below the rest

@@ -8,16 +8,16 @@ import pandas as pd
 import pytest
 from matplotlib.collections import PathCollection
 
-from zgain.report.figures import (
+from zgain.figures.draw import (
     PALETTE,
     VARIANT_MARKERS,
     frontier_figure,
     information_by_position_figure,
     styles,
 )
-from zgain.report.style import KNOWN
-from zgain.report.sweep.figures import sweep_frontier_figure
-from zgain.report.sweep.tables import Sweep
+from zgain.figures.style import KNOWN
+from zgain.sweep.figures import sweep_frontier_figure
+from zgain.sweep.tables import Sweep
 
 MANY = [f"variant_{i}" for i in range(30)]  # more than one cycle of colours and of markers
 

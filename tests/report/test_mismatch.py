@@ -1,4 +1,4 @@
-"""The mismatch read in zgain.report.load.bases: a base without a per-token oracle has no mismatch
+"""The mismatch read in zgain.results.load.bases: a base without a per-token oracle has no mismatch
 rows, and a missing surprisal table is one line naming the stage that writes it."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 from zgain.core.errors import DataError
 from zgain.core.io import write_table
-from zgain.report.load.bases import base_mismatch, mismatch_table
-from zgain.report.registry import MISMATCH
+from zgain.results.load.bases import base_mismatch, mismatch_table
+from zgain.results.registry import MISMATCH
 
 
 def test_pairs_data_without_a_token_oracle_gives_no_rows(tmp_path: Path) -> None:

@@ -8,12 +8,12 @@ import pytest
 from conftest import tiny_params_raw
 
 from zgain.params import parse_params
-from zgain.report.analysis.plateau import (
+from zgain.report.sections.plateau import confirming_tier, plateau_sentence
+from zgain.results.analysis.plateau import (
     QUANTITY,
     TOP,
     tier_plateau,
 )
-from zgain.report.sections.plateau import confirming_tier, plateau_sentence
 
 
 def _params(steps: int):

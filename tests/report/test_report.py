@@ -16,7 +16,7 @@ from stages import report as report_stage
 from zgain.core.errors import DataError
 from zgain.core.runs import Run
 from zgain.params import Params
-from zgain.report.load.runs import load_results
+from zgain.results.load.runs import load_results
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MIN_PNG_BYTES = 5_000

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from zgain.report.analysis.adjust import (
+from zgain.results.analysis.adjust import (
     adjust_results,
     adjust_to_rate,
     adjustment_table,
@@ -16,7 +16,7 @@ from zgain.report.analysis.adjust import (
     jackknife,
     with_adjusted,
 )
-from zgain.report.load.runs import EvalResults
+from zgain.results.load.runs import EvalResults
 
 
 def test_slopes_central_inside_one_sided_at_the_ends() -> None:

@@ -1,4 +1,4 @@
-"""The procedure over bases (zgain.report.load.bases) against hand computations.
+"""The procedure over bases (zgain.results.load.bases) against hand computations.
 
 A study of four bases: base 0 screens (report_fakes' numbers, seeds 0, 1, 2, two rates) and
 bases 1, 2 and 3 confirm (CONFIRMING below: seeds 0, 1 at the headline rate C = 2.5). Each
@@ -33,8 +33,8 @@ from zgain.core.errors import DataError
 from zgain.core.io import write_json
 from zgain.core.runs import Run, Tier
 from zgain.params import Params
-from zgain.report.analysis.procedure import base_n_off, base_values
-from zgain.report.load.bases import base_facts, load_bases
+from zgain.results.analysis.procedure import base_n_off, base_values
+from zgain.results.load.bases import base_facts, load_bases
 
 BASES = (0, 1, 2, 3)
 CONFIRM_SEEDS = (0, 1)

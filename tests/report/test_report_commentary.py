@@ -15,11 +15,12 @@ import pandas as pd
 import pytest
 from report_fakes import ORACLE_INFO, WEIGHTS
 
-from zgain.report.analysis.tables import DEFINITION, SPLIT
-from zgain.report.analysis.tables import SEEDS as OVER_SEEDS
-from zgain.report.registry import CELLS
 from zgain.report.render.markdown import fmt, fmt_stats
-from zgain.report.sections.checks import damage_sentences, likelihood_variants, variant_rows
+from zgain.report.sections.checks import damage_sentences
+from zgain.results.analysis.damage import damage_table, likelihood_variants, variant_rows
+from zgain.results.analysis.tables import DEFINITION, SPLIT
+from zgain.results.analysis.tables import SEEDS as OVER_SEEDS
+from zgain.results.registry import CELLS
 
 NAN = math.nan
 Z_LABEL = "z-information I^θ"
@@ -117,7 +118,7 @@ def test_likelihood_variants_are_those_weighting_only_sum() -> None:
 
 
 def test_a_likelihood_objective_below_the_threshold_is_flagged_damaged() -> None:
-    (line,) = damage_sentences(decomposition(), WEIGHTS)
+    (line,) = damage_sentences(damage_table(decomposition(), WEIGHTS))
     assert line.startswith(
         "**damaged**: token_sum is a likelihood objective (weights only `sum`) yet its "
         "`marginal_gain` is -0.100 [-0.125, -0.075] nats/seq, below -0.05: fine-tuning cost "
@@ -138,7 +139,7 @@ def test_a_likelihood_objective_below_the_threshold_is_flagged_damaged() -> None
 def test_a_likelihood_objective_at_or_above_the_threshold_is_not_damaged(
     cells: dict, shown: str
 ) -> None:
-    assert damage_sentences(decomposition(cells), WEIGHTS) == [
+    assert damage_sentences(damage_table(decomposition(cells), WEIGHTS)) == [
         f"token_sum is a likelihood objective and keeps `marginal_gain` = {shown} nats/seq "
         "≥ -0.05: not damaged."
     ]
@@ -151,7 +152,7 @@ def test_an_undefined_marginal_gain_cannot_be_checked() -> None:
         ~((missing["variant"] == "token_sum") & (missing["metric"] == "marginal_gain"))
     ]
     for cells in (undefined, missing):
-        assert damage_sentences(cells, WEIGHTS) == [
+        assert damage_sentences(damage_table(cells, WEIGHTS)) == [
             "token_sum: `marginal_gain` is undefined, the damage check cannot run."
         ]
 
@@ -160,7 +161,7 @@ def test_every_likelihood_objective_gets_one_line_in_weights_order() -> None:
     weights = {"token_mean": {"mean": 1.0}, "token_sum": {"sum": 1.0}, "sum_b": {"sum": 3.0},
                "sum_c": {"sum": 1.0, "ex": 0.0}}  # fmt: skip
     cells = pd.concat([decomposition(), table(cell("sum_c", "marginal_gain", 0.5, n=1))])
-    lines = damage_sentences(cells, weights)
+    lines = damage_sentences(damage_table(cells, weights))
     assert len(lines) == 3
     assert lines[0].startswith("**damaged**: token_sum ")
     assert lines[1] == "sum_b: `marginal_gain` is undefined, the damage check cannot run."
@@ -172,6 +173,6 @@ def test_every_likelihood_objective_gets_one_line_in_weights_order() -> None:
 
 def test_without_a_likelihood_objective_no_damage_check_applies() -> None:
     weights = {v: w for v, w in WEIGHTS.items() if v != "token_sum"}
-    assert damage_sentences(decomposition(), weights) == [
+    assert damage_sentences(damage_table(decomposition(), weights)) == [
         "No variant is a likelihood objective (weights only `sum`), so no damage check applies."
     ]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from zgain.report.analysis.tables import DECOMPOSITION, LOCALIZATION, ORACLE, RECOVERY, SEED_TABLES
 from zgain.report.context import Coverage
+from zgain.results.analysis.tables import DECOMPOSITION, LOCALIZATION, ORACLE, RECOVERY, SEED_TABLES
 
 FULL = Coverage(oracle=True, strategies=("copy", "reverse"), token_oracle=True)
 PAIRS = Coverage(oracle=False, strategies=(), token_oracle=False)

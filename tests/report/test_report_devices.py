@@ -11,7 +11,7 @@ from stages import report as report_stage
 from zgain.core.io import read_json, write_json
 from zgain.core.runs import Run
 from zgain.evaluate.schema import ENVIRONMENT_KEY
-from zgain.report.load.runs import device_kind
+from zgain.results.load.runs import device_kind
 
 
 def set_device(eval_dir: Path, variant: str, seed: int, device: str | None) -> None:

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from zgain.core.runs import Run
-from zgain.report.analysis.controller import ControllerEnd, rate_check
-from zgain.report.frontier import (
+from zgain.report.sections.checks import twin_conclusion
+from zgain.results.analysis.controller import ControllerEnd, rate_check
+from zgain.results.frontier import (
     frontier_plot,
     frontier_table,
     headline_rate,
@@ -18,8 +19,7 @@ from zgain.report.frontier import (
     twin_check,
     twin_variants,
 )
-from zgain.report.load.runs import EvalResults
-from zgain.report.sections.checks import twin_conclusion
+from zgain.results.load.runs import EvalResults
 from zgain.stats.intervals import t_quantile
 
 SEEDS = (0, 1, 2)

@@ -10,14 +10,14 @@ import yaml
 from conftest import REPO_ROOT
 
 from zgain.core.errors import DataError
-from zgain.report.analysis.plateau import (
+from zgain.figures.draw import learning_figure
+from zgain.report.sections.plateau import plateau_sentence
+from zgain.results.analysis.plateau import (
     QUANTITY,
     TOP,
     plateau_table,
     validated,
 )
-from zgain.report.figures import learning_figure
-from zgain.report.sections.plateau import plateau_sentence
 
 STEPS, VAL_EVERY, LOG_EVERY = 400, 50, 25
 
@@ -127,7 +127,7 @@ def test_the_rule_reads_a_window_one_mechanism_holds_the_rate_over() -> None:
     that ends where it starts when it starts later (the multiplier alone holds the rate there).
     Either way the penalty's switch-on can neither make nor break a plateau."""
     from zgain.params import CommonCVAEParams
-    from zgain.report.analysis.plateau import plateau_window
+    from zgain.results.analysis.plateau import plateau_window
 
     common = CommonCVAEParams.model_validate(
         yaml.safe_load((REPO_ROOT / "params.yaml").read_text())["cvae"]["common"]

@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from zgain.report.analysis.procedure import (
+from zgain.report.render.markdown import NOT_SEPARABLE, sigma_cell, sigma_cells
+from zgain.results.analysis.procedure import (
     procedure_interval,
     variance_components,
 )
-from zgain.report.render.markdown import NOT_SEPARABLE, sigma_cell, sigma_cells
 
 
 def table(groups: dict[int, list[float]]) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The stability view (zgain.report.side_by_side, `zgain stability-report`): which verdicts over
+"""The stability view (zgain.sweep.side_by_side, `zgain stability-report`): which verdicts over
 bases hold at every step count, from hand-made procedure tables."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from zgain.cli.app import app
-from zgain.report.side_by_side import Trained, stability_markdown, stability_table
+from zgain.sweep.side_by_side import Trained, stability_markdown, stability_table
 
 COLUMNS = ["a", "b", "rate", "metric", "mean", "low", "high", "n", "verdict"]
 

@@ -9,14 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from zgain.report.analysis.adjust import ADJUSTED_METRICS, Adjusted, adjust_results
-from zgain.report.analysis.verdicts import (
+from zgain.report.render.markdown import legend
+from zgain.results.analysis.adjust import ADJUSTED_METRICS, Adjusted, adjust_results
+from zgain.results.analysis.verdicts import (
     declared_pairs,
     half_width_table,
     verdict_table,
 )
-from zgain.report.load.runs import EvalResults
-from zgain.report.render.markdown import legend
+from zgain.results.load.runs import EvalResults
 from zgain.stats.rule import (
     BETTER,
     UNDETERMINED,

@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from zgain.cli.app import app
-from zgain.report.side_by_side import (
+from zgain.sweep.side_by_side import (
     DIFFERS,
     FLIPS,
     HOLDS,

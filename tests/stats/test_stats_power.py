@@ -13,15 +13,14 @@ from scipy import stats
 
 from zgain.stats.intervals import spread_upper_bound
 from zgain.stats.power import (
-    components_of_moments,
     detectable_difference,
     inside_probability,
     replicates_needed,
     seeds_for_half_width,
     seeds_per_base,
     t_test_power,
-    variance_components,
 )
+from zgain.stats.random_effects import components_of_moments, variance_components
 
 CHI2_05_6 = 1.635383  # χ²_{0.05, 6} (χ² table)
 CHI2_05_1 = 0.00393214  # χ²_{0.05, 1} (χ² table)

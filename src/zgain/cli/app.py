@@ -86,8 +86,8 @@ def sweep_report(
     only `unified`, also family.md / family.csv / family.png: capture and G^marg over (α, γ)
     with the named variants placed where they sit in the family.
     """
-    from zgain.report.sweep.tables import SweepError
-    from zgain.report.sweep.write import write_sweep_report
+    from zgain.sweep.tables import SweepError
+    from zgain.sweep.write import write_sweep_report
 
     try:
         written, n_rows, n_experiments, no_comparison = write_sweep_report(out, repo, baseline)

@@ -33,8 +33,8 @@ from zgain.cli.check_bases import (
     reversed_over_bases,
 )
 from zgain.cli.check_runs import RunComparison, compare_runs
-from zgain.report.registry import FOLDER as TABLES
-from zgain.report.registry import PROCEDURE, RUNS, VERDICTS
+from zgain.results.registry import FOLDER as TABLES
+from zgain.results.registry import PROCEDURE, RUNS, VERDICTS
 from zgain.stats.intervals import half_width
 from zgain.stats.power import inside_probability
 

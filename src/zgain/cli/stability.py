@@ -4,7 +4,7 @@ Each RUN argument is a finished study's report folder holding its `params.yaml` 
 `reports/examples/confirm4500`, kept by examples/keep_report.sh), or the repository's own
 `reports/`, whose params.yaml is the repository's. Writes summary.md and
 verdicts.csv (every comparison of tables/procedure.csv present in every run, per run, with its
-agreement across runs) into OUT, each file atomically (zgain.report.side_by_side). Without
+agreement across runs) into OUT, each file atomically (zgain.sweep.side_by_side). Without
 `--out` it writes to the committed example folder, and refuses when that would overwrite a file
 git tracks (zgain.cli.worlds.output_folder).
 """
@@ -23,7 +23,7 @@ import yaml
 from zgain.cli.worlds import TABLES, output_folder, write_text
 from zgain.core.errors import DataError
 from zgain.core.io import atomic_path
-from zgain.report.side_by_side import Trained, stability_markdown, stability_table
+from zgain.sweep.side_by_side import Trained, stability_markdown, stability_table
 
 PROCEDURE = "procedure.csv"
 DEFAULT_OUT = Path("reports/examples/stability")

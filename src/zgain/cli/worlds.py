@@ -5,7 +5,7 @@ folder of a run on another world, copied beside the others: docs/usage.md#severa
 Writes summary.md, verdicts.csv (every comparison present on every world, per world, with its
 agreement across worlds) and worlds.csv (knobs, bases, base steps and excess, mean I*, i*_t by
 position) into OUT,
-each file atomically (zgain.report.side_by_side). Without `--out` it writes to the committed
+each file atomically (zgain.sweep.side_by_side). Without `--out` it writes to the committed
 example folder, and refuses when that would overwrite a file git tracks (`tracked_outputs`).
 """
 
@@ -23,7 +23,7 @@ import yaml
 
 from zgain.core.errors import DataError
 from zgain.core.io import atomic_path
-from zgain.report.side_by_side import World, verdicts_across, view_markdown, worlds_table
+from zgain.sweep.side_by_side import World, verdicts_across, view_markdown, worlds_table
 
 TABLES = "tables"
 NEEDED = ("procedure.csv", "information_by_position.csv", "runs.csv", "bases.csv")

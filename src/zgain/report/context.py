@@ -14,18 +14,22 @@ from functools import cached_property
 import pandas as pd
 
 from zgain.params import DataParams, Params
-from zgain.report.analysis.tables import (
+from zgain.report.render.markdown import method_label
+from zgain.results.analysis.controller import RateMisses, rate_misses
+from zgain.results.analysis.damage import damage_table
+from zgain.results.analysis.tables import (
     DECOMPOSITION,
     LOCALIZATION,
     ORACLE,
     RECOVERY,
     SEED_TABLES,
     TableSpec,
+    decomposition_name,
 )
-from zgain.report.load.bases import BaseRuns
-from zgain.report.load.runs import EvalResults
-from zgain.report.render.markdown import method_label
-from zgain.report.settings import Settings
+from zgain.results.load.bases import BaseRuns
+from zgain.results.load.runs import EvalResults
+from zgain.results.registry import RATE_CHECK
+from zgain.results.settings import Settings
 
 ORACLE_METRIC = "capture"
 """The one metric that is a share of the oracle's I*."""
@@ -95,7 +99,7 @@ class Coverage:
         )
 
     def panels(self) -> tuple[str, ...]:
-        """The frontier figure's panels this data can fill (zgain.report.figures)."""
+        """The frontier figure's panels this data can fill (zgain.figures.draw)."""
         panels = ["z_information", "marginal_gain"]
         if self.oracle:
             panels.append(ORACLE_METRIC)
@@ -165,3 +169,16 @@ class Context:
     def weights(self) -> dict[str, Mapping[str, float]]:
         """Each listed variant's reconstruction weights, params order."""
         return {v: self.params.cvae.variants[v].weights for v in self.results.variants}
+
+    @cached_property
+    def misses(self) -> RateMisses:
+        """The runs off their target rate, by cause, from the rate check's table."""
+        return rate_misses(self.tables[RATE_CHECK.name])
+
+    @cached_property
+    def damage(self) -> dict[float, pd.DataFrame]:
+        """Each rate's damage check of the likelihood objectives (zgain.results.analysis.damage)."""
+        return {
+            rate: damage_table(self.tables[decomposition_name(rate)], self.weights)
+            for rate in self.by_rate
+        }

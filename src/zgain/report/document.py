@@ -19,22 +19,31 @@ from matplotlib.figure import Figure
 from zgain.core.io import atomic_dir, atomic_path, write_json
 from zgain.core.runs import Run
 from zgain.cvae.terms import terms_used
+from zgain.figures.draw import learning_figure, save_png
+from zgain.figures.forest import forest_figures
 from zgain.params import Params
-from zgain.report.analysis.adjust import (
+from zgain.report.context import Context, Coverage
+from zgain.report.figures import build_figures
+from zgain.report.layout import SUMMARY_FILE, render_documents
+from zgain.report.sections.checks import (
+    FIGURES_DIR,
+)
+from zgain.report.sections.seeds import glossary_names
+from zgain.results.analysis.adjust import (
     ADJUSTED_METRICS,
     adjust_results,
     adjustment_table,
     with_adjusted,
 )
-from zgain.report.analysis.controller import ControllerEnd, beta_bounds, rate_check
-from zgain.report.analysis.plateau import (
+from zgain.results.analysis.controller import ControllerEnd, beta_bounds, rate_check
+from zgain.results.analysis.plateau import (
     LEARNING_CONFIRMING_FIGURE,
     LEARNING_FIGURE,
     QUANTITY,
     tier_plateau,
 )
-from zgain.report.analysis.procedure import PROCEDURE_METRICS, procedure_tables
-from zgain.report.analysis.tables import (
+from zgain.results.analysis.procedure import PROCEDURE_METRICS, procedure_tables
+from zgain.results.analysis.tables import (
     DECOMPOSITION,
     decomposition_name,
     information_by_position,
@@ -42,11 +51,8 @@ from zgain.report.analysis.tables import (
     information_by_strategy,
     seed_table,
 )
-from zgain.report.analysis.verdicts import half_width_table, verdict_table
-from zgain.report.context import Context, Coverage
-from zgain.report.figures import build_figures, learning_figure, save_png
-from zgain.report.forest import forest_figures
-from zgain.report.frontier import (
+from zgain.results.analysis.verdicts import half_width_table, verdict_table
+from zgain.results.frontier import (
     frontier_plot,
     frontier_table,
     headline_rate,
@@ -55,10 +61,9 @@ from zgain.report.frontier import (
     twin_check,
     twin_variants,
 )
-from zgain.report.layout import SUMMARY_FILE, render_documents
-from zgain.report.load.bases import BaseRuns
-from zgain.report.load.runs import EvalResults, per_run
-from zgain.report.registry import (
+from zgain.results.load.bases import BaseRuns
+from zgain.results.load.runs import EvalResults, per_run
+from zgain.results.registry import (
     ADJUSTMENT,
     BASES,
     FOLDER,
@@ -74,10 +79,6 @@ from zgain.report.registry import (
     TWINS,
     VERDICTS,
 )
-from zgain.report.sections.checks import (
-    FIGURES_DIR,
-)
-from zgain.report.sections.seeds import glossary_names
 from zgain.stats.intervals import finite_mean
 
 METRICS_FILE, CAPTURE_FILE = "metrics.json", "capture.json"  # capture.json: the DVC metric
@@ -115,11 +116,11 @@ def build_report(
     """Every table, figure and metric of `reports/` for the listed runs at every target rate.
 
     by_rate maps each target rate (params order) to its runs; controller holds the rate
-    controller's end state of every run with a target (zgain.report.analysis.controller); curves
-    holds the learning-curve plot tables by quantity (zgain.report.curves), written as
+    controller's end state of every run with a target (zgain.results.analysis.controller); curves
+    holds the learning-curve plot tables by quantity (zgain.results.curves), written as
     plots/learning_<quantity>.csv; bases, every base's runs of the contested variants;
     confirming, the confirming runs' validation I^θ curves when they train their own
-    cvae.confirm.steps (zgain.report.curves.confirming_curves), read by the plateau rule.
+    cvae.confirm.steps (zgain.results.curves.confirming_curves), read by the plateau rule.
     """
     first = next(iter(by_rate.values()))
     coverage = Coverage.of(params, first)

@@ -12,9 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zgain.core.runs import rate_label
-from zgain.report.analysis.tables import DIAGNOSTICS, FRACTIONAL, LOCALIZATION, POSTERIOR, RECOVERY
 from zgain.report.context import Context
-from zgain.report.registry import STRATEGIES
 from zgain.report.render.glossary import SYMBOLS, glossary_lines
 from zgain.report.render.markdown import number_tables
 from zgain.report.sections.checks import figure_section, rate_check_section, twin_section
@@ -22,6 +20,8 @@ from zgain.report.sections.findings import findings_lines, half_width_section, v
 from zgain.report.sections.over_bases import procedure_section
 from zgain.report.sections.scope import TITLE, setup_section
 from zgain.report.sections.seeds import glossary_names, headline_tables, rate_sections
+from zgain.results.analysis.tables import DIAGNOSTICS, FRACTIONAL, LOCALIZATION, POSTERIOR, RECOVERY
+from zgain.results.registry import STRATEGIES
 
 Section = Callable[[Context], list[str]]
 SUMMARY_FILE, DETAILS_FILE, DIAGNOSTICS_FILE = "summary.md", "details.md", "diagnostics.md"

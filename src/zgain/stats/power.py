@@ -8,10 +8,8 @@ and `zgain check`'s probability that a fresh mean falls inside a committed inter
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 
-import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import nct
 from scipy.stats import t as student_t
@@ -128,61 +126,6 @@ def seeds_per_base(
     if sigma_b == 0.0:
         return math.inf
     return math.sqrt(cost_base * sigma_w**2 / (cost_replicate * sigma_b**2))
-
-
-@dataclass(frozen=True)
-class VarianceComponents:
-    """σ_B, σ_W (units of the values), the degrees of freedom of the pooled σ_W², and each σ's
-    one-sided upper confidence bound (NaN where undefined)."""
-
-    sigma_b: float
-    sigma_w: float
-    df_w: int
-    sigma_b_upper: float = math.nan
-    sigma_w_upper: float = math.nan
-
-    @property
-    def separable(self) -> bool:
-        """True when some base has ≥ 2 replicates, so σ_W (and σ_B apart from it) is estimable."""
-        return self.df_w > 0
-
-
-def components_of_moments(
-    sizes: np.ndarray, means: np.ndarray, variances: np.ndarray, confidence: float
-) -> VarianceComponents:
-    """Method-of-moments σ_B and σ_W of y_{b,s} = μ + β_b + ε_{b,s} from each base's replicate
-    count k_b, mean and sample variance (ddof 1), with χ² upper bounds at level `confidence`.
-
-    σ_W² pools the bases with k_b ≥ 2 (the within mean square, NaN when none); σ_B² is the
-    variance of the per-base means less the mean of σ_W²/k_b, clipped at 0 (balanced: (MS_B −
-    MS_W)/k); NaN with fewer than 2 bases. A NaN σ_W counts as 0 in σ_B. σ_B's bound is the
-    χ² bound on the spread of the per-base means (which holds σ_B² + σ_W²/k, so it is a
-    conservative bound on σ_B).
-    """
-    k = np.asarray(sizes, dtype=np.float64)
-    means = np.asarray(means, dtype=np.float64)
-    variances = np.asarray(variances, dtype=np.float64)
-    pooled = k >= 2
-    df_w = int((k[pooled] - 1).sum())
-    var_w = float(((k[pooled] - 1) * variances[pooled]).sum() / df_w) if df_w else math.nan
-    w_upper = spread_upper_bound(math.sqrt(var_w), df_w + 1, confidence)
-    if means.size < 2:
-        return VarianceComponents(math.nan, math.sqrt(var_w), df_w, math.nan, w_upper)
-    expected_w = float(np.mean((0.0 if math.isnan(var_w) else var_w) / k))
-    var_b = max(0.0, float(means.var(ddof=1)) - expected_w)
-    b_upper = spread_upper_bound(float(means.std(ddof=1)), means.size, confidence)
-    return VarianceComponents(math.sqrt(var_b), math.sqrt(var_w), df_w, b_upper, w_upper)
-
-
-def variance_components(groups: Sequence[np.ndarray], confidence: float) -> VarianceComponents:
-    """`components_of_moments` of the finite values of each base's replicates (`groups`, one
-    array per base; a base with no finite value is dropped)."""
-    kept = [g[np.isfinite(g)] for g in (np.asarray(g, dtype=np.float64) for g in groups)]
-    kept = [g for g in kept if g.size]
-    sizes = np.array([g.size for g in kept], dtype=np.float64)
-    means = np.array([g.mean() for g in kept])
-    variances = np.array([g.var(ddof=1) if g.size > 1 else math.nan for g in kept])
-    return components_of_moments(sizes, means, variances, confidence)
 
 
 def inside_probability(n_committed: int, n_fresh: int, confidence: float) -> float:

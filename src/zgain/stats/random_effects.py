@@ -1,4 +1,5 @@
-"""Two-sided intervals for the variance components of a balanced one-way random-effects layout.
+"""The variance components of a one-way random-effects layout (bases × seeds): the method-of-moments
+estimates with one-sided upper bounds (any layout), and two-sided intervals (balanced).
 
 y_{b,s} = μ + β_b + ε_{b,s}, b = 1..B bases, s = 1..k seeds on each, β_b ~ N(0, σ_B²) and
 ε_{b,s} ~ N(0, σ_W²). With MS_W the within mean square (B(k − 1) degrees of freedom) and MS_B
@@ -11,10 +12,68 @@ Variance Components*, 1992, §3.2), whose coverage stays near nominal even with 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import chi2, f
+
+from zgain.stats.intervals import spread_upper_bound
+
+
+@dataclass(frozen=True)
+class VarianceComponents:
+    """σ_B, σ_W (units of the values), the degrees of freedom of the pooled σ_W², and each σ's
+    one-sided upper confidence bound (NaN where undefined)."""
+
+    sigma_b: float
+    sigma_w: float
+    df_w: int
+    sigma_b_upper: float = math.nan
+    sigma_w_upper: float = math.nan
+
+    @property
+    def separable(self) -> bool:
+        """True when some base has ≥ 2 replicates, so σ_W (and σ_B apart from it) is estimable."""
+        return self.df_w > 0
+
+
+def components_of_moments(
+    sizes: np.ndarray, means: np.ndarray, variances: np.ndarray, confidence: float
+) -> VarianceComponents:
+    """Method-of-moments σ_B and σ_W of y_{b,s} = μ + β_b + ε_{b,s} from each base's replicate
+    count k_b, mean and sample variance (ddof 1), with χ² upper bounds at level `confidence`.
+
+    σ_W² pools the bases with k_b ≥ 2 (the within mean square, NaN when none); σ_B² is the
+    variance of the per-base means less the mean of σ_W²/k_b, clipped at 0 (balanced: (MS_B −
+    MS_W)/k); NaN with fewer than 2 bases. A NaN σ_W counts as 0 in σ_B. σ_B's bound is the
+    χ² bound on the spread of the per-base means (which holds σ_B² + σ_W²/k, so it is a
+    conservative bound on σ_B).
+    """
+    k = np.asarray(sizes, dtype=np.float64)
+    means = np.asarray(means, dtype=np.float64)
+    variances = np.asarray(variances, dtype=np.float64)
+    pooled = k >= 2
+    df_w = int((k[pooled] - 1).sum())
+    var_w = float(((k[pooled] - 1) * variances[pooled]).sum() / df_w) if df_w else math.nan
+    w_upper = spread_upper_bound(math.sqrt(var_w), df_w + 1, confidence)
+    if means.size < 2:
+        return VarianceComponents(math.nan, math.sqrt(var_w), df_w, math.nan, w_upper)
+    expected_w = float(np.mean((0.0 if math.isnan(var_w) else var_w) / k))
+    var_b = max(0.0, float(means.var(ddof=1)) - expected_w)
+    b_upper = spread_upper_bound(float(means.std(ddof=1)), means.size, confidence)
+    return VarianceComponents(math.sqrt(var_b), math.sqrt(var_w), df_w, b_upper, w_upper)
+
+
+def variance_components(groups: Sequence[np.ndarray], confidence: float) -> VarianceComponents:
+    """`components_of_moments` of the finite values of each base's replicates (`groups`, one
+    array per base; a base with no finite value is dropped)."""
+    kept = [g[np.isfinite(g)] for g in (np.asarray(g, dtype=np.float64) for g in groups)]
+    kept = [g for g in kept if g.size]
+    sizes = np.array([g.size for g in kept], dtype=np.float64)
+    means = np.array([g.mean() for g in kept])
+    variances = np.array([g.var(ddof=1) if g.size > 1 else math.nan for g in kept])
+    return components_of_moments(sizes, means, variances, confidence)
 
 
 @dataclass(frozen=True)
@@ -45,23 +104,23 @@ def component_intervals(values: np.ndarray, confidence: float) -> ComponentInter
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     bases, seeds = y.shape
     n_b, n_w = bases - 1, bases * (seeds - 1)
-    ms_b = seeds * float(y.mean(axis=1).var(ddof=1))
-    ms_w = float(y.var(axis=1, ddof=1).mean())
+    means, variances = y.mean(axis=1), y.var(axis=1, ddof=1)
+    ms_b, ms_w = seeds * float(means.var(ddof=1)), float(variances.mean())
+    point = components_of_moments(np.full(bases, float(seeds)), means, variances, confidence)
     alpha = (1.0 - confidence) / 2.0
     # σ_W²: n_w MS_W / σ_W² ~ χ²_{n_w}
     w_low = math.sqrt(n_w * ms_w / chi2.ppf(1.0 - alpha, n_w))
     w_high = math.sqrt(n_w * ms_w / chi2.ppf(alpha, n_w))
     b_low, b_high = mls_difference(ms_b, n_b, ms_w, n_w, 1.0 / seeds, alpha)
-    sigma_b2 = (ms_b - ms_w) / seeds
     return ComponentIntervals(
         bases,
         seeds,
         ms_b,
         ms_w,
-        math.sqrt(max(sigma_b2, 0.0)),
+        point.sigma_b,
         math.sqrt(max(b_low, 0.0)),
         math.sqrt(max(b_high, 0.0)),
-        math.sqrt(ms_w),
+        point.sigma_w,
         w_low,
         w_high,
         confidence,

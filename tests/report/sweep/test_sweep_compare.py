@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from zgain.report.sweep.compare import DEFAULT, compare, comparison_markdown
-from zgain.report.sweep.tables import SweepError
+from zgain.sweep.compare import DEFAULT, compare, comparison_markdown
+from zgain.sweep.tables import SweepError
 
 BASE = {"Experiment": None, "rev": "main", "typ": "baseline", "cvae.variants.a.beta": "None"}
 WORKSPACE = {**BASE, "rev": "workspace"}

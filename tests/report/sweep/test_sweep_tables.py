@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from zgain.cli.app import app
 from zgain.cvae.terms import POSITIONS
 from zgain.report.render.markdown import frame_table
-from zgain.report.sweep.tables import (
+from zgain.sweep.tables import (
     SweepError,
     build_sweep,
     family_place,
@@ -182,7 +182,7 @@ def test_sweep_report_writes_tables_and_figures(tmp_path: Path, monkeypatch) -> 
 
 
 def test_rows_without_report_metrics_get_them_from_the_experiments_metrics_json() -> None:
-    from zgain.report.sweep.tables import with_report_metrics
+    from zgain.sweep.tables import with_report_metrics
 
     bare = {k: v for k, v in exp_row("exp-a", None, 0.0, 0.0).items() if "variants." not in k}
     metrics = {

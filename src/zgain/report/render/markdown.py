@@ -10,6 +10,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 import pandas as pd
 
 from zgain.cvae.terms import TERMS, formula
+from zgain.results.metrics import METRICS
 from zgain.stats.intervals import Interval
 from zgain.stats.rule import BETTER, EQUIVALENT, UNDETERMINED, WORSE, tost_level
 
@@ -17,13 +18,8 @@ DIGITS = 3
 NA = "n/a"  # an undefined value
 NOT_APPLICABLE = "—"  # a column a reference row does not have
 NOT_SEPARABLE = "not separable"  # σ_B and σ_W with one seed per base
-LABELS = {
-    "gross_gain": "G",
-    "marginal_gain": "G^marg",
-    "z_information": "I^θ",
-    "capture": "capture",
-}
-"""The one label of each metric that prose and headers name by symbol."""
+LABELS = {key: spec.symbol for key, spec in METRICS.items() if spec.symbol}
+"""The one label of each metric that prose and headers name by symbol (its MetricSpec's)."""
 MARKS = {BETTER: "▲", WORSE: "▼", EQUIVALENT: "≈", UNDETERMINED: "?"}
 """The one mark of each verdict."""
 

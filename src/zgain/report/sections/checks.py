@@ -4,24 +4,13 @@ with their captions."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from zgain.core.runs import rate_label
-from zgain.cvae.terms import terms_used
-from zgain.report.analysis.controller import (
-    RATE_TOLERANCE,
-    beta_bounds,
-    by_cause,
-    cause_sentence,
-    off_target,
-)
-from zgain.report.analysis.tables import SEEDS
 from zgain.report.context import Context, Coverage
-from zgain.report.frontier import TWIN_METRICS, twin_variants
-from zgain.report.registry import FRONTIER, RATE_CHECK, TWINS, VERDICTS
 from zgain.report.render.markdown import (
     blocks,
     caption,
@@ -34,6 +23,14 @@ from zgain.report.render.markdown import (
     pivot,
     plural,
 )
+from zgain.results.analysis.controller import (
+    RATE_TOLERANCE,
+    beta_bounds,
+    cause_sentence,
+)
+from zgain.results.analysis.damage import DAMAGE_THRESHOLD, LIKELIHOOD_TERM
+from zgain.results.frontier import TWIN_METRICS, twin_variants
+from zgain.results.registry import FRONTIER, RATE_CHECK, TWINS, VERDICTS
 from zgain.stats.rule import BETTER, EQUIVALENT, WORSE
 
 FIGURES_DIR = "figures"
@@ -43,9 +40,8 @@ def rate_check_section(ctx: Context) -> list[str]:
     """The next table: achieved test KL beside each target, and the runs more than
     RATE_TOLERANCE off with the cause of each (docs/method.md#why-a-run-misses-its-rate;
     nothing when no run targets a rate)."""
-    check, frontier = ctx.tables[RATE_CHECK.name], ctx.tables[FRONTIER.name]
-    targeted = check[check["kl_target"].notna()]
-    if targeted.empty:
+    misses, frontier = ctx.misses, ctx.tables[FRONTIER.name]
+    if not misses.targeted:
         return []
     kl = frontier[frontier["metric"] == "kl"]
     rates = list(dict.fromkeys(kl["rate"]))
@@ -59,23 +55,23 @@ def rate_check_section(ctx: Context) -> list[str]:
         "flagged.",
     )
     table = markdown_table(["variant", *(f"C = {rate_label(r)}" for r in rates)], rows)
-    flagged = off_target(targeted)
+    flagged = misses.flagged
     if flagged.empty:
         return blocks(
             "## Rates reached",
             text,
             table,
-            f"All {len(targeted)} runs reached their target within {tolerance}.",
+            f"All {misses.targeted} runs reached their target within {tolerance}.",
         )
     missed = (
-        f"**{len(flagged)} of {len(targeted)} runs are more than {tolerance} off their "
+        f"**{len(flagged)} of {misses.targeted} runs are more than {tolerance} off their "
         f"target**; each is left out of its rate's adjusted values and verdicts "
         f"(their KL in tables/{RATE_CHECK.name}.csv): {grouped_runs(flagged)}."
     )
     causes = [
         f"in {plural(len(rows), 'run')} ({run_labels(rows)}), "
         + cause_sentence(cause, beta_bounds(ctx.params), RATE_TOLERANCE)
-        for cause, rows in by_cause(flagged).items()
+        for cause, rows in misses.causes.items()
     ]
     why = (
         "Why, from each run's rate controller where its training ended (the last β and the "
@@ -168,7 +164,7 @@ def twin_conclusion(pair: tuple[str, str], verdicts: pd.DataFrame | None) -> str
 
 
 CAPTION_ORDER = ("z_information", "capture", "marginal_gain", "probe_accuracy")
-"""The frontier figure's panels in the order of its caption (zgain.report.figures)."""
+"""The frontier figure's panels in the order of its caption (zgain.figures.draw)."""
 
 
 def figure_captions(coverage: Coverage) -> dict[str, str]:
@@ -261,44 +257,20 @@ def figure_section(ctx: Context, names: Sequence[str]) -> list[str]:
     return lines
 
 
-DAMAGE_THRESHOLD = -0.05
-"""marginal_gain (nats/seq) below which a likelihood objective counts as damaged."""
-LIKELIHOOD_TERM = "sum"
-"""The reconstruction term of the likelihood objective (docs/method.md#sum)."""
-
-
-def variant_rows(table: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """The variants' cells over seeds for `metric`, defined ones only, best mean first."""
-    rows = table[(table["metric"] == metric) & (table["kind"] == SEEDS)]
-    rows = rows[rows["mean"].notna()]
-    return rows.sort_values("mean", ascending=False, kind="stable")
-
-
-def likelihood_variants(weights: Mapping[str, Mapping[str, float]]) -> list[str]:
-    """Variants whose only positively weighted term is `sum`, the likelihood objective."""
-    return [variant for variant, terms in weights.items() if terms_used(terms) == {LIKELIHOOD_TERM}]
-
-
-def damage_sentences(
-    decomposition: pd.DataFrame, weights: Mapping[str, Mapping[str, float]]
-) -> list[str]:
-    """Flag every likelihood objective (weights only `sum`) whose mean marginal_gain (nats/seq) is
-    below DAMAGE_THRESHOLD: it started at the base (G^marg = 0), so fine-tuning made it a worse
-    model of y given x. `weights`: each listed variant's params weights."""
-    candidates = likelihood_variants(weights)
-    if not candidates:
+def damage_sentences(damage: pd.DataFrame) -> list[str]:
+    """One line per likelihood objective of a `damage_table` (zgain.results.analysis.damage):
+    damaged, not damaged, or undefined; one line saying no check applies when it has no row."""
+    if damage.empty:
         return [
             f"No variant is a likelihood objective (weights only `{LIKELIHOOD_TERM}`), so no "
             "damage check applies."
         ]
-    rows = variant_rows(decomposition, "marginal_gain").set_index("variant")
     lines = []
-    for variant in candidates:
-        if variant not in rows.index:
+    for _, row in damage.iterrows():
+        variant = row["variant"]
+        if row["damaged"] is None or pd.isna(row["damaged"]):
             lines.append(f"{variant}: `marginal_gain` is undefined, the damage check cannot run.")
-            continue
-        row = rows.loc[variant]
-        if row["mean"] < DAMAGE_THRESHOLD:
+        elif row["damaged"]:
             lines.append(
                 f"**damaged**: {variant} is a likelihood objective (weights only "
                 f"`{LIKELIHOOD_TERM}`) yet its `marginal_gain` is {fmt_stats(row)} nats/seq, below "

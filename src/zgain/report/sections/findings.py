@@ -10,21 +10,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from zgain.core.runs import rate_label
-from zgain.report.analysis.controller import RATE_TOLERANCE
-from zgain.report.analysis.procedure import PROCEDURE_METRICS
-from zgain.report.analysis.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
 from zgain.report.context import Context
-from zgain.report.registry import (
-    ADJUSTMENT,
-    BASES,
-    FRONTIER,
-    HALF_WIDTHS,
-    PLATEAU,
-    PLATEAU_CONFIRMING,
-    POSITIONS,
-    PROCEDURE,
-    VERDICTS,
-)
 from zgain.report.render.markdown import (
     LABELS,
     MARKS,
@@ -44,6 +30,20 @@ from zgain.report.render.markdown import (
 from zgain.report.sections.over_bases import procedure_findings_table, procedure_sentence
 from zgain.report.sections.plateau import confirming_tier, plateau_sentence
 from zgain.report.sections.scope import one_base, world_sentence
+from zgain.results.analysis.controller import RATE_TOLERANCE
+from zgain.results.analysis.procedure import PROCEDURE_METRICS
+from zgain.results.analysis.tables import DECOMPOSITION_PREFIX, ORACLE, SEEDS
+from zgain.results.registry import (
+    ADJUSTMENT,
+    BASES,
+    FRONTIER,
+    HALF_WIDTHS,
+    PLATEAU,
+    PLATEAU_CONFIRMING,
+    POSITIONS,
+    PROCEDURE,
+    VERDICTS,
+)
 from zgain.stats.power import POWER
 from zgain.stats.rule import (
     BETTER,

@@ -9,11 +9,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from zgain.core.runs import Tier
-from zgain.report.analysis.controller import RATE_TOLERANCE
-from zgain.report.analysis.procedure import PROCEDURE_METRICS, mean_over_bases
 from zgain.report.context import Context
-from zgain.report.load.bases import BaseRuns, replicates
-from zgain.report.registry import BASES, MISMATCH, PROCEDURE
 from zgain.report.render.markdown import (
     LABELS,
     MARKS,
@@ -28,6 +24,10 @@ from zgain.report.render.markdown import (
     pivot,
     sigma_cells,
 )
+from zgain.results.analysis.controller import RATE_TOLERANCE
+from zgain.results.analysis.procedure import PROCEDURE_METRICS, mean_over_bases
+from zgain.results.load.bases import BaseRuns, replicates
+from zgain.results.registry import BASES, MISMATCH, PROCEDURE
 from zgain.stats.power import POWER
 from zgain.stats.rule import BETTER, EQUIVALENT, UNDETERMINED, WORSE
 

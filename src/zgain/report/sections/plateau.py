@@ -8,15 +8,15 @@ import pandas as pd
 
 from zgain.core.runs import rate_label
 from zgain.params import Params
-from zgain.report.analysis.plateau import (
+from zgain.report.render.markdown import bracket, fmt, plural
+from zgain.results.analysis.plateau import (
     LEARNING_CONFIRMING_FIGURE,
     LEARNING_FIGURE,
     PLATEAU_TOLERANCE,
     TOP,
     window_name,
 )
-from zgain.report.registry import PLATEAU_CONFIRMING
-from zgain.report.render.markdown import bracket, fmt, plural
+from zgain.results.registry import PLATEAU_CONFIRMING
 
 
 def plateau_sentence(

@@ -11,8 +11,8 @@ import pandas as pd
 from zgain.core.runs import rate_label
 from zgain.params import DataParams, PairsParams, Params
 from zgain.report.context import Context
-from zgain.report.load.runs import DEVICE_COLUMN
 from zgain.report.render.markdown import NOT_APPLICABLE, fmt, plural
+from zgain.results.load.runs import DEVICE_COLUMN
 
 ANOTHER_NOISE = 0.05  # the rerun example's noise when this world has none
 OTHER_PRIOR = {"uniform": "x_dependent", "x_dependent": "uniform"}
@@ -52,7 +52,7 @@ def rerun_command(data: DataParams | PairsParams) -> str:
 
 
 def headline_reason(oracle_info: float) -> str:
-    """Why the headline rate is the headline (zgain.report.frontier.headline_rate)."""
+    """Why the headline rate is the headline (zgain.results.frontier.headline_rate)."""
     if math.isfinite(oracle_info):
         return f"the one nearest the oracle's mean I* = {fmt(oracle_info)}"
     return "the middle listed rate (no oracle I* to choose by)"

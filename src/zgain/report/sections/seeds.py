@@ -13,17 +13,7 @@ from dataclasses import replace
 import pandas as pd
 
 from zgain.core.runs import rate_label
-from zgain.report.analysis.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
-from zgain.report.analysis.tables import (
-    DECOMPOSITION,
-    PAIRED_MEASURES,
-    SEED_TABLES,
-    SEEDS,
-    TableSpec,
-    decomposition_name,
-)
 from zgain.report.context import Context
-from zgain.report.registry import STRATEGIES
 from zgain.report.render.glossary import GLOSSARY
 from zgain.report.render.markdown import (
     NOT_APPLICABLE,
@@ -37,6 +27,16 @@ from zgain.report.render.markdown import (
 from zgain.report.sections.checks import (
     damage_sentences,
 )
+from zgain.results.analysis.adjust import ADJUSTED_METRICS, ADJUSTED_PREFIX
+from zgain.results.analysis.tables import (
+    DECOMPOSITION,
+    PAIRED_MEASURES,
+    SEED_TABLES,
+    SEEDS,
+    TableSpec,
+    decomposition_name,
+)
+from zgain.results.registry import STRATEGIES
 
 AT_RATE = "@C"  # suffix of a column adjusted to exactly the target rate
 ADJUSTMENT_NOTE = (
@@ -83,7 +83,7 @@ def rate_sections(ctx: Context, rates: Sequence[float]) -> list[str]:
         spec, cells = with_adjusted_cells(decomposition, table)
         shown = render_table(spec, cells, ctx.n_seeds, header=at_rate_header)
         lines += ["", f"### {title}", "", text, "", shown, ""]
-        lines += [f"- {line}" for line in damage_sentences(table, ctx.weights)]
+        lines += [f"- {line}" for line in damage_sentences(ctx.damage[rate])]
         lines.append("")
     return lines
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from zgain.core.runs import rate_label
-from zgain.report.analysis.bounds import RATIO_DENOMINATORS, clip_to_bounds
-from zgain.report.load.runs import SPLIT_KEYS, EvalResults
-from zgain.report.registry import CELLS, STRATEGIES
+from zgain.results.analysis.bounds import RATIO_DENOMINATORS, clip_to_bounds
+from zgain.results.load.runs import SPLIT_KEYS, EvalResults
+from zgain.results.registry import CELLS, STRATEGIES
 from zgain.stats.intervals import Interval, t_interval
 
 SEEDS, SPLIT, DEFINITION = "seeds", "split", "definition"

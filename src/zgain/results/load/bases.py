@@ -3,7 +3,7 @@
 
 The screening tier (every variant and rate on the screening base, `cvae.seeds`) gives the
 seed-level tables and verdicts; the confirming tier (`cvae.confirm`'s variants and rates on every
-other base) gives the replicates of the claims over bases (zgain.report.analysis.procedure).
+other base) gives the replicates of the claims over bases (zgain.results.analysis.procedure).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from zgain.core.errors import DataError
 from zgain.core.io import read_json
 from zgain.core.runs import Tier
 from zgain.params import Params
-from zgain.report.load.runs import EvalResults, load_results
-from zgain.report.registry import MISMATCH
+from zgain.results.load.runs import EvalResults, load_results
+from zgain.results.registry import MISMATCH
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from zgain.report.figures import new_figure, outside_legend
-from zgain.report.style import VERDICT_COLOURS, beyond, fences, finite
+from zgain.figures.draw import new_figure, outside_legend
+from zgain.figures.style import VERDICT_COLOURS, beyond, fences, finite
 
 BAND_COLOUR, BAND_ALPHA = "#1f77b4", 0.12
 BAND_REACH, PAD = 1.5, 0.08

@@ -13,7 +13,7 @@ import pandas as pd
 
 from zgain.core.errors import DataError
 from zgain.params import CommonCVAEParams
-from zgain.report.registry import PLATEAU
+from zgain.results.registry import PLATEAU
 from zgain.stats.intervals import t_interval
 
 QUANTITY = "val_z_information"

@@ -19,12 +19,13 @@ import pandas as pd
 
 from zgain.core.runs import Tier
 from zgain.params import Params
-from zgain.report.analysis.adjust import Adjusted, adjust_to_rate, runs_off
-from zgain.report.load.bases import BaseRuns, comparisons, mismatch_table, replicates
-from zgain.report.registry import BASES, MISMATCH, PROCEDURE
-from zgain.report.settings import Settings
+from zgain.results.analysis.adjust import Adjusted, adjust_to_rate, runs_off
+from zgain.results.load.bases import BaseRuns, comparisons, mismatch_table, replicates
+from zgain.results.registry import BASES, MISMATCH, PROCEDURE
+from zgain.results.settings import Settings
 from zgain.stats.intervals import Interval, mean_se, t_interval
-from zgain.stats.power import VarianceComponents, components_of_moments, detectable_difference
+from zgain.stats.power import detectable_difference
+from zgain.stats.random_effects import VarianceComponents, components_of_moments
 from zgain.stats.rule import Evidence, decide
 
 COLUMNS = ("base", "seed", "value")
@@ -70,8 +71,8 @@ def _finite(values: pd.DataFrame) -> pd.DataFrame:
 
 def variance_components(values: pd.DataFrame, confidence: float) -> VarianceComponents:
     """σ_B and σ_W of `values` (one row per replicate, NaN values dropped) with their one-sided
-    upper bounds at level `confidence`: zgain.stats.power.components_of_moments of each base's
-    count, mean and variance."""
+    upper bounds at level `confidence`: zgain.stats.random_effects.components_of_moments of each
+    base's count, mean and variance."""
     groups = _finite(values).groupby("base")["value"]
     k = groups.size().to_numpy(dtype=np.float64)
     return components_of_moments(

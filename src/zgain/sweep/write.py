@@ -14,11 +14,11 @@ from matplotlib.figure import Figure
 
 from zgain.core.io import replaced_dir
 from zgain.report.document import METRICS_FILE, write_files
-from zgain.report.registry import FOLDER, RUNS
 from zgain.report.render.markdown import frame_table
-from zgain.report.sweep.compare import compare, comparison_markdown
-from zgain.report.sweep.figures import family_figure, sweep_frontier_figure
-from zgain.report.sweep.tables import (
+from zgain.results.registry import FOLDER, RUNS
+from zgain.sweep.compare import compare, comparison_markdown
+from zgain.sweep.figures import family_figure, sweep_frontier_figure
+from zgain.sweep.tables import (
     SweepError,
     build_sweep,
     family_points,

@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from zgain.cvae.terms import terms_used
-from zgain.report.analysis.bounds import clip_to_bounds
-from zgain.report.load.runs import EvalResults
-from zgain.report.registry import FRONTIER, TWINS
+from zgain.results.analysis.bounds import clip_to_bounds
+from zgain.results.load.runs import EvalResults
+from zgain.results.registry import FRONTIER, TWINS
 from zgain.stats.intervals import paired_differences, t_interval
 
 FRONTIER_METRICS = ("kl", "z_information", "capture", "marginal_gain")

@@ -16,9 +16,9 @@ import pandas as pd
 from zgain.core.runs import Run
 from zgain.evaluate.schema import KL_TARGET_KEY
 from zgain.params import Params
-from zgain.report.curves import curve_path, read_curve
-from zgain.report.load.runs import EvalResults
-from zgain.report.registry import RATE_CHECK
+from zgain.results.curves import curve_path, read_curve
+from zgain.results.load.runs import EvalResults
+from zgain.results.registry import RATE_CHECK
 
 SETTLE_FRACTION = 0.25
 """The closing share of the logged steps over which KL_ema's range is read."""
@@ -176,3 +176,20 @@ def off_target(check: pd.DataFrame) -> pd.DataFrame:
     flagged = check[check["off"]]
     order = np.argsort(-np.abs(flagged["relative_error"].to_numpy()), kind="stable")
     return flagged.iloc[order]
+
+
+@dataclass(frozen=True)
+class RateMisses:
+    """The rate check read: how many runs target a rate, those more than RATE_TOLERANCE off
+    (worst first), and those grouped by cause (CAUSES order, only the causes that occur)."""
+
+    targeted: int
+    flagged: pd.DataFrame
+    causes: dict[str, pd.DataFrame]
+
+
+def rate_misses(check: pd.DataFrame) -> RateMisses:
+    """`RateMisses` of a `rate_check` table (runs without a target are not counted)."""
+    targeted = check[check["kl_target"].notna()]
+    flagged = off_target(targeted)
+    return RateMisses(len(targeted), flagged, by_cause(flagged))

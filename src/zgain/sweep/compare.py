@@ -12,14 +12,14 @@ from dataclasses import dataclass
 import pandas as pd
 
 from zgain.report.render.markdown import bracket, frame_table, percent
-from zgain.report.sweep.tables import (
+from zgain.stats.intervals import t_interval
+from zgain.stats.rule import Evidence, decide
+from zgain.sweep.tables import (
     SWEEP_METRICS,
     SweepError,
     is_experiment,
     param_columns,
 )
-from zgain.stats.intervals import t_interval
-from zgain.stats.rule import Evidence, decide
 
 DEFAULT = "null (common value)"
 """How a param whose value is null (a variant using cvae.common's value) is shown."""

@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 
 from zgain.evaluate.schema import KL_TARGET_KEY
-from zgain.report.analysis.controller import outside_tolerance
-from zgain.report.analysis.tables import SEEDS
-from zgain.report.load.runs import EvalResults
-from zgain.report.registry import ADJUSTMENT
+from zgain.results.analysis.controller import outside_tolerance
+from zgain.results.analysis.tables import SEEDS
+from zgain.results.load.runs import EvalResults
+from zgain.results.registry import ADJUSTMENT
 from zgain.stats.intervals import Interval, finite_mean
 from zgain.stats.intervals import jackknife as stats_jackknife
 

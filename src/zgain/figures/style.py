@@ -15,6 +15,8 @@ from matplotlib.axes import Axes
 from matplotlib.colors import to_rgb
 from matplotlib.lines import Line2D
 
+from zgain.results.metrics import FRONTIER_PANELS, spec
+
 COLOURS = (
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
     "#e377c2", "#17becf", "#bcbd22", "#000000", "#7f7f7f", "#aec7e8",
@@ -315,12 +317,7 @@ def nesting(variant: str, group: Sequence[str]) -> dict:
     return {"linewidth": 1.3 + 1.9 * share, "markersize": 5.0 + 5.0 * share, "zorder": 2 + i / n}
 
 
-AXIS_LABELS = {
-    "z_information": "z-information I^θ (nats/seq)",
-    "capture": "capture I^θ / I*",
-    "marginal_gain": "marginal gain G^marg (nats/seq)",
-    "probe_accuracy": "probe accuracy (strategy from z)",
-}
+AXIS_LABELS = {key: str(spec(key).axis) for key in FRONTIER_PANELS}
 """Each plotted metric's axis label, with its unit (the sweep report's figures use them too)."""
 REFERENCES = {
     "z_information": ("oracle", "oracle I* = {:.3f}"),

@@ -3,7 +3,7 @@
 Code that builds a table builds its rows in the declared order and makes the frame with
 `Table.frame`; code that reads one names it by `Table.name`. A table whose columns depend on
 the run (one per variant) declares no columns. The seed tables share CELLS and are named by
-their specs (zgain.report.analysis.tables.SEED_TABLES, one decomposition per rate).
+their specs (zgain.results.analysis.tables.SEED_TABLES, one decomposition per rate).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ FOLDER = "tables"  # reports/tables/
 INTERVAL = ("mean", "low", "high", "n")
 """A mean and its interval over n replicates (zgain.stats.intervals.Interval)."""
 CELLS = ("variant", "metric", *INTERVAL, "kind", "source")
-"""A long seed table: one row per cell of its Markdown (zgain.report.analysis.tables)."""
+"""A long seed table: one row per cell of its Markdown (zgain.results.analysis.tables)."""
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from zgain.report.analysis.adjust import Adjusted, finite_seeds, jackknife
-from zgain.report.registry import HALF_WIDTHS, VERDICTS
+from zgain.results.analysis.adjust import Adjusted, finite_seeds, jackknife
+from zgain.results.registry import HALF_WIDTHS, VERDICTS
 from zgain.stats.intervals import finite_mean, t_bounds, t_interval
 from zgain.stats.power import SEEDS_CAP, replicates_needed, seeds_for_half_width
 from zgain.stats.rule import UNDETERMINED, Evidence, alpha_of, decide

@@ -1,5 +1,5 @@
 """The figures of a sweep report: the frontier over experiments and the (α, γ) family maps,
-in the variants' colours and markers of zgain.report.style."""
+in the variants' colours and markers of zgain.figures.style."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from zgain.report.figures import AXIS_LABELS, DPI, WIDE, new_figure, outside_legend
-from zgain.report.style import REFERENCE_STYLES, fit_axis, hatch_colour, pairs, styles
-from zgain.report.sweep.tables import FAMILY_METRICS, Sweep
+from zgain.figures.draw import AXIS_LABELS, DPI, WIDE, new_figure, outside_legend
+from zgain.figures.style import REFERENCE_STYLES, fit_axis, hatch_colour, pairs, styles
+from zgain.sweep.tables import FAMILY_METRICS, Sweep
 
 FAMILY_LABELS = {"capture": AXIS_LABELS["capture"], "marginal_gain": "G^marg (nats/seq)"}
 
@@ -39,7 +39,7 @@ def identical_variants(rows: pd.DataFrame) -> dict[str, str]:
 
 def sweep_frontier_figure(sweep: Sweep) -> Figure:
     """I^θ and G^marg against kl, one point per (experiment, variant), a colour and marker per
-    variant (zgain.report.style); the axes set by the values within Tukey's fences, a variant
+    variant (zgain.figures.style); the axes set by the values within Tukey's fences, a variant
     past them an arrow at the edge; the legend below the panels."""
     fig, (left, right) = new_figure((WIDE[0], WIDE[1] + 1.0), 2)
     variants = list(dict.fromkeys(sweep.rows["variant"]))

@@ -7,28 +7,14 @@ from __future__ import annotations
 
 import math
 
+from zgain.results.metrics import LATENT_DIM_BOUND, METRICS, UNBOUNDED
 from zgain.stats.intervals import Interval, clip
 
-UNIT = (0.0, 1.0)
-NON_NEGATIVE = (0.0, math.inf)
-LATENT_DIM_BOUND = "latent_dim"  # active_units lies in [0, latent_dim]
 METRIC_BOUNDS: dict[str, tuple[float, float | str]] = {
-    "kl": NON_NEGATIVE,
-    "kl_ema": NON_NEGATIVE,
-    "mi_q_nats": NON_NEGATIVE,
-    "mi_q_cap_nats": NON_NEGATIVE,
-    "z_information_se": NON_NEGATIVE,
-    "active_units": (0.0, LATENT_DIM_BOUND),
-    "probe_accuracy": UNIT,
-    "probe_accuracy_mean": UNIT,
-    "kmeans_accuracy": UNIT,
-    "kmeans_accuracy_mean": UNIT,
-    "kmeans_nmi": UNIT,
-    "kmeans_nmi_mean": UNIT,
-    "revealed_token_share": UNIT,
+    key: spec.bounds for key, spec in METRICS.items() if spec.bounds != UNBOUNDED
 }
-"""metric -> (lower, upper): the range of the quantity itself (the latent size for
-active_units). Metrics not listed are unbounded (gains, I^θ and capture can be negative)."""
+"""metric -> (lower, upper) from its MetricSpec: the range of the quantity itself (the latent size
+for active_units). Metrics not listed are unbounded (gains, I^θ and capture can be negative)."""
 RATIO_DENOMINATORS = {"localization_share": "z_information"}
 """A ratio metric and the metric in its denominator: n/a where that one's interval holds 0."""
 
