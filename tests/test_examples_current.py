@@ -44,6 +44,12 @@ EXAMPLES = [
     for folder in sorted((REPO_ROOT / "reports" / "sweeps").glob("*/table.md"))
 ]
 EXAMPLES = [path.rsplit("/", 1)[0] for path in EXAMPLES]
+# a study in parts (docs/usage.md#a-study-in-parts): each part.json records its own digest and
+# params, so each part is held to today's protocol on its own
+PARTS = [
+    path.relative_to(REPO_ROOT).as_posix()
+    for path in sorted((REPO_ROOT / "reports" / "examples").rglob("part.json"))
+]
 LINK = re.compile(r"\]\(([^)#\s]+)")
 
 
@@ -74,6 +80,13 @@ def current(example: str, digests: set[str], root: Path = REPO_ROOT) -> bool:
         return False
     kept = root / example / "params.yaml"
     return not kept.is_file() or schedule(yaml.safe_load(kept.read_text())) == schedule(TODAY)
+
+
+def part_current(path: str, digests: set[str], root: Path = REPO_ROOT) -> bool:
+    """A part of a study is current when its recorded training digest is and it trained under
+    today's schedule."""
+    record = json.loads((root / path).read_text())
+    return record.get("digest") in digests and schedule(record["params"]) == schedule(TODAY)
 
 
 def paragraphs(text: str) -> list[str]:
@@ -119,6 +132,28 @@ def test_every_committed_example_is_current(example: str) -> None:
         f"{example} is stale: retrain it on today's protocol, or retire it "
         "(docs/history.md#retired-examples)"
     )
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_every_committed_part_of_a_study_is_current(part: str) -> None:
+    assert part_current(part, current_digests()), (
+        f"{part} is stale: trained by other code or under another schedule"
+    )
+
+
+def test_a_part_of_other_code_or_schedule_is_stale(tmp_path: Path) -> None:
+    digest = sorted(current_digests())[0]
+    params = copy.deepcopy(TODAY)
+    path = tmp_path / "part.json"
+    path.write_text(json.dumps({"digest": digest, "params": params, "runs": []}))
+    assert part_current("part.json", {digest}, tmp_path)
+    path.write_text(json.dumps({"digest": "0" * 16, "params": params, "runs": []}))
+    assert not part_current("part.json", {digest}, tmp_path)
+    params["cvae"]["common"]["min_lr_ratio"] = (
+        0.1 if TODAY["cvae"]["common"]["min_lr_ratio"] != 0.1 else 0.2
+    )
+    path.write_text(json.dumps({"digest": digest, "params": params, "runs": []}))
+    assert not part_current("part.json", {digest}, tmp_path)
 
 
 def test_every_link_into_the_examples_resolves() -> None:

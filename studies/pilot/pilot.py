@@ -1,7 +1,8 @@
 """Which replicate is cheapest: σ_B and σ_W of each contested Δ, measured, and the designs that
 decide δ.
 
-    python -m studies.pilot.pilot PART... --clock CLOCK... --out studies/pilot/pilot-results.md
+    python -m studies.pilot.pilot PART... --clock CLOCK... --base-seconds BASES.json \
+        --out studies/pilot/pilot-results.md --table studies/pilot/pilot.csv
 
 PART is a folder written by `zgain part` after a run whose confirming tier has two or more
 seeds on every confirming base (`dvc exp run -S 'cvae.confirm.seeds=[0,1]'`); several parts of
@@ -12,7 +13,8 @@ clocks (`<epoch> Running stage '<name>':` lines written as `dvc repro` started e
 seed costs one confirming group (train + evaluate), a new base adds train_base (its recorded
 training seconds, `base_seconds` in the part) + surprisal + normalizer. k* = √(c_B σ_W² /
 (c_s σ_B²)) seeds per base minimise the variance per unit cost; the last table gives, for each
-seed count, the fewest bases whose detectable Δ (80% power, two-sided) is at most δ.
+seed count, the fewest bases whose detectable Δ (80% power, two-sided) is at most δ. The
+table (--table) holds the same numbers, one row per difference and metric, for the docs to quote.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from zgain.parts.over_bases import claims
-from zgain.parts.record import combine, load_part
+from zgain.parts.record import combine, load_part, trained_variants
 from zgain.stats.power import detectable_difference, seeds_per_base
 
 METRICS = {"capture": "capture", "marginal_gain": "G^marg"}
@@ -41,16 +43,22 @@ class Costs:
     base: float
 
 
+MARKS = ("Running stage '", "Stage '", "END")
+"""The clock lines that start or end a stage: a stage started, one skipped (unchanged), the end;
+every other line (a stage's own output) is left out."""
+
+
 def stage_seconds(clocks: list[Path]) -> dict[str, list[float]]:
-    """Each stage's seconds from stage clocks: lines `<epoch> Running stage '<name>':` written as
-    `dvc repro` started each stage (and `<epoch> END …` when it ended); stages ran one at a
-    time, so a stage lasts until the next line. Keyed by the stage's name before `@`."""
+    """Each stage's seconds from stage clocks: `<epoch> <line>` for each line `dvc repro` wrote
+    (`<epoch> Running stage '<name>':` as it started a stage, `<epoch> END …` when it ended);
+    stages ran one at a time, so a stage lasts until the next stage started or was skipped, or
+    the run ended. Keyed by the stage's name before `@`."""
     out: dict[str, list[float]] = {}
     for clock in clocks:
         lines = [line.split(" ", 1) for line in clock.read_text().splitlines() if line.strip()]
-        stamps = [(float(t), rest) for t, rest in lines]
+        stamps = [(float(t), rest) for t, rest in lines if rest.startswith(MARKS)]
         for (start, rest), (end, _) in zip(stamps, stamps[1:], strict=False):
-            if "Running stage '" in rest:
+            if rest.startswith("Running stage '"):
                 name = rest.split("'")[1].split("@")[0]
                 out.setdefault(name, []).append(end - start)
     return out
@@ -89,15 +97,38 @@ def row(r) -> str:
     )
 
 
-def report(folders: list[Path], clocks: list[Path], base_seconds: list[float]) -> str:
+PLAN = ("plan_bases", "plan_seeds", "plan_detectable", "plan_hours")
+
+
+def pilot_table(runs, params: dict, variants: list[str], cost: Costs):
+    """The claims over bases with σ_B and σ_W, and for capture k* and the cheapest design of
+    detectable Δ ≤ DELTA (its bases, seeds per base, detectable Δ and hours; empty for G^marg
+    and where no design up to 60 bases reaches DELTA)."""
+    rep = params["report"]
+    deltas = {m: rep["equivalence"][m] for m in METRICS}
+    table = claims(runs, rep["baseline_variant"], variants, deltas, CONFIDENCE)
+    have = runs["base"].nunique()
+    columns: dict[str, list] = {key: [] for key in ("k_star", *PLAN)}
+    for r in table.itertuples(index=False):
+        capture = r.metric == "capture"
+        k_star = seeds_per_base(cost.base, cost.seed, r.sigma_b, r.sigma_w) if capture else None
+        plans = designs(r.sigma_b, r.sigma_w, have, cost) if capture else []
+        best = min(plans, key=lambda plan: plan[3]) if plans else (None,) * len(PLAN)
+        columns["k_star"].append(k_star)
+        for key, value in zip(PLAN, best, strict=True):
+            columns[key].append(value)
+    return table.assign(**columns)
+
+
+def report(
+    folders: list[Path], clocks: list[Path], base_seconds: list[float]
+) -> tuple[str, object]:
     parts = [load_part(f) for f in folders]
     runs = combine(parts)
     params = parts[0].params
     confirm = params["cvae"]["confirm"]
-    rep = params["report"]
-    deltas = {m: rep["equivalence"][m] for m in METRICS}
-    table = claims(runs, rep["baseline_variant"], confirm["variants"], deltas, CONFIDENCE)
     cost = costs(stage_seconds(clocks), base_seconds)
+    table = pilot_table(runs, params, trained_variants(parts), cost)
     bases, seeds = sorted(runs["base"].unique()), sorted(runs["seed"].unique())
     lines = [
         "# The pilot: σ_B and σ_W of each contested difference",
@@ -121,11 +152,10 @@ def report(folders: list[Path], clocks: list[Path], base_seconds: list[float]) -
         "|---|---:|---|",
     ]
     for r in table[table["metric"] == "capture"].itertuples(index=False):
-        k_star = seeds_per_base(cost.base, cost.seed, r.sigma_b, r.sigma_w)
         plans = designs(r.sigma_b, r.sigma_w, len(bases), cost)
         cells = "; ".join(f"{b} × {k}: {d:.3f}, {h:.1f} h" for b, k, d, h in plans[:4])
-        lines.append(f"| {r.a} − {r.b} (capture) | {k_star:.2f} | {cells or 'none'} |")
-    return "\n".join(lines) + "\n"
+        lines.append(f"| {r.a} − {r.b} (capture) | {r.k_star:.2f} | {cells or 'none'} |")
+    return "\n".join(lines) + "\n", table
 
 
 def cost_record(clocks: list[Path], base_seconds: list[float]) -> dict:
@@ -147,12 +177,15 @@ def main() -> None:
     parser.add_argument("--base-seconds", type=Path, required=True,
                         help="JSON list of the bases' recorded training seconds")  # fmt: skip
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--table", type=Path, help="CSV of the same numbers (with PARTs)")
     args = parser.parse_args()
     base_seconds = json.loads(args.base_seconds.read_text())
     if not args.parts:  # the costs alone, as JSON
         text = json.dumps(cost_record(args.clock, base_seconds), indent=1) + "\n"
     else:
-        text = report(args.parts, args.clock, base_seconds)
+        text, table = report(args.parts, args.clock, base_seconds)
+        if args.table:
+            table.to_csv(args.table, index=False)
     args.out.write_text(text)
     print(text)
 

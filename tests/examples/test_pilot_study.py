@@ -11,8 +11,11 @@ from zgain.stats.power import detectable_difference
 
 CLOCK = """\
 100.0 Running stage 'surprisal@1':
+101.0 > python -m stages.surprisal --base 1
 112.0 Running stage 'normalizer@1':
 113.5 Running stage 'confirm_train_cvae@1-1':
+200.0 step 1500/3000 kl 0.98
+413.0 Stage 'confirm_train_cvae@1-0' didn't change, skipping
 413.5 Running stage 'confirm_evaluate@1-1':
 433.5 Running stage 'confirm_train_cvae@2-1':
 753.5 Running stage 'confirm_evaluate@2-1':
@@ -20,18 +23,18 @@ CLOCK = """\
 """
 
 
-def test_a_stage_lasts_until_the_next_one_starts(tmp_path: Path) -> None:
+def test_a_stage_lasts_until_the_next_one_starts_or_is_skipped(tmp_path: Path) -> None:
     clock = tmp_path / "clock.txt"
     clock.write_text(CLOCK)
     seconds = stage_seconds([clock])
     assert seconds == {
         "surprisal": [12.0],
         "normalizer": [1.5],
-        "confirm_train_cvae": [300.0, 320.0],
+        "confirm_train_cvae": [299.5, 320.0],
         "confirm_evaluate": [20.0, 20.0],
     }
     found = costs(seconds, base_training=[150.0, 170.0])
-    assert found == Costs(seed=310.0 + 20.0, base=160.0 + 12.0 + 1.5)
+    assert found == Costs(seed=309.75 + 20.0, base=160.0 + 12.0 + 1.5)
 
 
 def test_each_design_is_the_fewest_bases_that_detect_delta() -> None:

@@ -72,6 +72,30 @@ def test_only_the_replicate_lists_may_differ() -> None:
     check_parts([part("p1", [1], [0]), part("p2", [5], [0], params=other)])
 
 
+def test_parts_may_train_other_confirming_variants_and_combine_their_union() -> None:
+    """A part that trains other variants on the same replicates joins the study: the claims
+    compare every trained variant with the baseline where both ran (paired on base and seed)."""
+    other = json.loads(json.dumps(PARAMS))
+    other["cvae"]["confirm"]["variants"] = ["mean_ex"]
+    extra = pd.DataFrame(
+        [{"base": b, "seed": 0, "variant": "mean_ex", "rate": 1.0, "md5": "z",
+          "capture": 0.6 + 0.01 * b, "marginal_gain": -0.06} for b in (1, 2, 3)]
+    )  # fmt: skip
+    first = part("p1", [1, 2, 3], [0, 1])
+    second = Part("p2", "d1", other, extra)
+    combined = combine([first, second])
+    assert record.trained_variants([first, second]) == ["token_mean", "mean_cc", "mean_ex"]
+    table = claims(combined, "token_mean", ["mean_cc", "mean_ex"], {"capture": 0.05}, 0.95)
+    row = table.set_index("a").loc["mean_ex"]
+    assert row["mean"] == pytest.approx(np.mean([0.6 + 0.01 * b - 0.7 for b in (1, 2, 3)]))
+    assert (row["bases"], row["seeds"]) == (3, 1)  # token_mean's seed 1 has no mean_ex pair
+    assert table.set_index("a").loc["mean_cc", "seeds"] == 2
+    # the variants' definitions are not a part's choice
+    other["cvae"]["variants"] = {"mean_ex": {"weights": {"mean": 2.0}}}
+    with pytest.raises(PartsError, match=r"params differ from p1's at cvae.variants"):
+        check_parts([first, Part("p2", "d1", other, extra)])
+
+
 def test_a_shared_run_with_other_bytes_is_refused() -> None:
     with pytest.raises(PartsError, match="p2 and p1 both hold token_mean C = 1 seed 0 base 2"):
         check_parts([part("p1", [1, 2], [0]), part("p2", [2, 3], [0], md5="y")])

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from zgain.parts.over_bases import claims
-from zgain.parts.record import PartsError, combine, export_part, load_part
+from zgain.parts.record import PartsError, combine, export_part, load_part, trained_variants
 
 CLAIMS_FILE, RUNS_FILE, SUMMARY_FILE = "claims.csv", "runs.csv", "summary.md"
 
@@ -39,9 +39,9 @@ def combine_parts(
     parts: Annotated[list[Path], typer.Argument(help="the parts' folders (each with part.json)")],
     out: Annotated[Path, typer.Option(help="folder for claims.csv, runs.csv and summary.md")],
 ) -> None:
-    """Combine parts trained under the same code and params (only the bases and seeds differ)
-    into one set of claims over bases; refuse parts of other code or params, or runs two parts
-    hold with different bytes."""
+    """Combine parts trained under the same code and params (only the bases, seeds and
+    confirming variants each trained differ) into one set of claims over bases; refuse parts of
+    other code or params, or runs two parts hold with different bytes."""
     try:
         loaded = [load_part(p) for p in parts]
         runs = combine(loaded)
@@ -50,7 +50,7 @@ def combine_parts(
         raise typer.Exit(2) from None
     params = loaded[0].params
     report = params["report"]
-    variants = params["cvae"]["confirm"]["variants"]
+    variants = trained_variants(loaded)
     deltas = {m: report["equivalence"][m] for m in ("capture", "marginal_gain")}
     table = claims(runs, report["baseline_variant"], variants, deltas, report["confidence"])
     out.mkdir(parents=True, exist_ok=True)

@@ -17,8 +17,15 @@ from zgain.core.runs import Run, Tier
 
 PART_FILE = "part.json"
 RUN_KEY = ("base", "seed", "variant", "rate")
-REPLICATE_KEYS = (("base", "seeds"), ("cvae", "confirm", "bases"), ("cvae", "confirm", "seeds"))
-"""The params that may differ between parts: which bases and seeds each part trained."""
+PART_LISTS = (
+    ("base", "seeds"),
+    ("cvae", "confirm", "bases"),
+    ("cvae", "confirm", "seeds"),
+    ("cvae", "confirm", "variants"),
+)
+"""The params that may differ between parts: which bases, seeds and confirming variants each
+part trained. A run is defined by every other param (the variants' definitions included) and
+its (base, seed, variant, rate); a run two parts hold must have the same bytes in both."""
 METRICS = ("capture", "marginal_gain", "z_information", "gross_gain", "kl")
 DIGEST_STAGES = ("train_cvae", "evaluate")
 
@@ -84,10 +91,10 @@ def load_part(folder: Path) -> Part:
     return Part(folder.name, record["digest"], record["params"], pd.DataFrame(record["runs"]))
 
 
-def without_replicates(params: dict) -> dict:
-    """`params` with the replicate lists removed."""
+def without_part_lists(params: dict) -> dict:
+    """`params` with the lists of what a part trained (PART_LISTS) removed."""
     kept = copy.deepcopy(params)
-    for *parents, last in REPLICATE_KEYS:
+    for *parents, last in PART_LISTS:
         node = kept
         for key in parents:
             node = node.get(key, {})
@@ -117,7 +124,8 @@ def value_at(params: dict, dotted: str) -> object:
 
 def check_parts(parts: Sequence[Part]) -> None:
     """Raise PartsError unless the parts share the training digest and every param but the
-    replicate lists, and every run held by two parts has the same md5 in both."""
+    lists of what each trained (PART_LISTS), and every run held by two parts has the same md5
+    in both."""
     if len(parts) < 1:
         raise PartsError("no part given")
     first = parts[0]
@@ -127,7 +135,7 @@ def check_parts(parts: Sequence[Part]) -> None:
                 f"{part.name}: trained by other code (digest {part.digest}) than {first.name} "
                 f"({first.digest})"
             )
-        key = first_difference(without_replicates(first.params), without_replicates(part.params))
+        key = first_difference(without_part_lists(first.params), without_part_lists(part.params))
         if key is not None:
             raise PartsError(
                 f"{part.name}: params differ from {first.name}'s at {key} "
@@ -149,6 +157,12 @@ def pairs(parts: Sequence[Part]) -> Iterable[tuple[Part, Part]]:
     for i, a in enumerate(parts):
         for b in parts[i + 1 :]:
             yield a, b
+
+
+def trained_variants(parts: Sequence[Part]) -> list[str]:
+    """The confirming variants the parts trained, each once, in the order they first appear."""
+    names = (v for p in parts for v in p.params["cvae"]["confirm"]["variants"])
+    return list(dict.fromkeys(names))
 
 
 def combine(parts: Sequence[Part]) -> pd.DataFrame:
