@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from zgain.report.render.markdown import NOT_SEPARABLE, sigma_cell, sigma_cells
+from zgain.report.sections.findings import sigma_legend
 from zgain.results.analysis.procedure import (
     procedure_interval,
     variance_components,
@@ -140,3 +141,11 @@ def test_one_base_gives_no_interval() -> None:
     assert result.interval.mean == pytest.approx(1.5) and result.interval.n == 1
     assert result.per_base == {7: pytest.approx(1.5)}
     assert result.n_replicates == 2
+
+
+def test_the_sigma_legend_says_what_its_cells_hold() -> None:
+    one_seed = f"| a − b | 0.75 | +0.01 | {NOT_SEPARABLE} |"
+    two_seeds = "| a − b | 0.75 | +0.01 | 0.010 (≤ 0.052), 0.021 (≤ 0.050) |"
+    assert sigma_legend(one_seed, 0.95).endswith(f"({NOT_SEPARABLE}: one seed per base)")
+    legend = sigma_legend(two_seeds, 0.95)
+    assert NOT_SEPARABLE not in legend and "one-sided 95% upper bound" in legend

@@ -77,6 +77,14 @@ IDENTICAL_NOTE = (
 )
 
 
+def sigma_legend(table: str, confidence: float) -> str:
+    """The legend of the over-bases table's σ column: what its cells say (one seed per base
+    leaves σ_B and σ_W not told apart; otherwise each has its one-sided upper bound)."""
+    if NOT_SEPARABLE in table:
+        return f"σ_B, σ_W of Δ capture ({NOT_SEPARABLE}: one seed per base)"
+    return f"σ_B, σ_W of Δ capture (≤: one-sided {percent(confidence)} upper bound)"
+
+
 def identical_pair(identical: Mapping[str, str], a: str, b: str) -> bool:
     """Whether variants a and b score the same on every run (`Context.identical`)."""
     return identical.get(a, a) == identical.get(b, b)
@@ -269,10 +277,10 @@ def findings_lines(ctx: Context) -> list[str]:
         opening = f"{undecided}\n{opening}"
     parts = []
     if procedure:  # the claims about the procedure come before the screening tier's table
-        sigmas = f"σ_B, σ_W of Δ capture ({NOT_SEPARABLE}: one seed per base)"
         first = ctx.coverage.metrics(PROCEDURE_METRICS)[0]
         at = tables[PROCEDURE.name], headline, tables[BASES.name], first
         table = procedure_findings_table(*at)
+        sigmas = sigma_legend(table, report.confidence)
         parts += [procedure, table, f"*{legend(report.confidence)}; {sigmas}.*"]
     if procedure and not decided:
         parts.append(
