@@ -72,21 +72,25 @@ def schedule(params: dict) -> tuple:
     return tuple(values)
 
 
+def trained_today(digest: str | None, params: dict | None, digests: set[str]) -> bool:
+    """A recorded training digest among today's, and (where params were kept) today's schedule."""
+    return digest in digests and (params is None or schedule(params) == schedule(TODAY))
+
+
 def current(example: str, digests: set[str], root: Path = REPO_ROOT) -> bool:
     record = root / example / "run.json"
     if not record.is_file():
         return False
-    if json.loads(record.read_text()).get("train_code_digest") not in digests:
-        return False
     kept = root / example / "params.yaml"
-    return not kept.is_file() or schedule(yaml.safe_load(kept.read_text())) == schedule(TODAY)
+    params = yaml.safe_load(kept.read_text()) if kept.is_file() else None
+    return trained_today(json.loads(record.read_text()).get("train_code_digest"), params, digests)
 
 
 def part_current(path: str, digests: set[str], root: Path = REPO_ROOT) -> bool:
     """A part of a study is current when its recorded training digest is and it trained under
     today's schedule."""
     record = json.loads((root / path).read_text())
-    return record.get("digest") in digests and schedule(record["params"]) == schedule(TODAY)
+    return trained_today(record.get("digest"), record["params"], digests)
 
 
 def paragraphs(text: str) -> list[str]:

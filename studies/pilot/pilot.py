@@ -2,7 +2,7 @@
 decide δ.
 
     python -m studies.pilot.pilot PART... --clock CLOCK... --base-seconds BASES.json \
-        --out studies/pilot/pilot-results.md --table studies/pilot/pilot.csv
+        --out studies/pilot/pilot-results.md --table studies/pilot/pilot.csv [--design B K]
 
 PART is a folder written by `zgain part` after a run whose confirming tier has two or more
 seeds on every confirming base (`dvc exp run -S 'cvae.confirm.seeds=[0,1]'`); several parts of
