@@ -15,6 +15,7 @@ from scipy.stats import t as student_t
 from typer.testing import CliRunner
 
 from zgain.cli.app import app
+from zgain.cli.parts import sigma_cells
 from zgain.parts import record
 from zgain.parts.over_bases import claims
 from zgain.parts.record import Part, PartsError, check_parts, combine, export_part, load_part
@@ -162,3 +163,15 @@ def test_export_reads_every_confirming_run(tmp_path: Path, monkeypatch) -> None:
     assert loaded.runs.loc[loaded.runs["base"] == 3, "capture"].tolist() == [0.3, 0.3]
     with pytest.raises(PartsError, match="no part.json"):
         load_part(tmp_path)
+
+
+def test_one_seed_per_base_gives_the_spread_of_base_values_not_two_components() -> None:
+    table = claims(runs([1, 2, 3, 4], [0]), "token_mean", ["mean_cc"], {"capture": 0.05}, 0.95)
+    row = table.iloc[0]
+    # one seed: 0.01 b per base, its SD over bases 1..4 is 0.01 × SD(1, 2, 3, 4)
+    assert row.sigma_b == pytest.approx(0.01 * np.std([1, 2, 3, 4], ddof=1))
+    assert math.isnan(row.sigma_w)
+    assert sigma_cells(row) == (f"{row.sigma_b:.3f} (B + W, 1 seed)", "—")
+    two = claims(runs([1, 2, 3, 4], [0, 1]), "token_mean", ["mean_cc"], {"capture": 0.05}, 0.95)
+    cells = sigma_cells(two.iloc[0])
+    assert cells[1].startswith(f"{two.iloc[0].sigma_w:.3f} [") and "nan" not in "".join(cells)

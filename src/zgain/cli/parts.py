@@ -4,6 +4,7 @@ over bases (docs/usage.md#a-study-in-parts)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -60,6 +61,18 @@ def combine_parts(
     typer.echo(f"{len(runs)} runs from {len(loaded)} parts: {out / SUMMARY_FILE}")
 
 
+def sigma_cells(r) -> tuple[str, str]:
+    """The σ_B and σ_W cells of one claim: each with its interval where seeds separate them,
+    else the spread of the base values under σ_B and a dash under σ_W."""
+    if math.isnan(r.sigma_w):
+        spread = "—" if math.isnan(r.sigma_b) else f"{r.sigma_b:.3f} (B + W, 1 seed)"
+        return spread, "—"
+    return (
+        f"{r.sigma_b:.3f} [{r.sigma_b_low:.3f}, {r.sigma_b_high:.3f}]",
+        f"{r.sigma_w:.3f} [{r.sigma_w_low:.3f}, {r.sigma_w_high:.3f}]",
+    )
+
+
 def summary(table, parts, runs) -> str:
     bases = sorted(runs["base"].unique())
     seeds = sorted(runs["seed"].unique())
@@ -70,7 +83,9 @@ def summary(table, parts, runs) -> str:
         f"{len(runs)} runs on bases {', '.join(map(str, bases))} × seeds "
         f"{', '.join(map(str, seeds))}. Each row: a − b over the bases (each base's mean over "
         "its seeds), its t-interval, σ_B and σ_W with intervals, the Δ detectable at 80% power, "
-        "the power at ±δ, Holm over each metric's comparisons, and the verdict.",
+        "the power at ±δ, Holm over each metric's comparisons, and the verdict. With one seed "
+        "per base σ_B and σ_W are not separable: the σ_B cell then gives the SD of the base "
+        "values, √(σ_B² + σ_W²) with one seed, which the detectable Δ uses.",
         "",
         "| a − b | metric | Δ | interval | bases × seeds | σ_B | σ_W | detectable | power at δ "
         "| verdict |",
@@ -79,9 +94,7 @@ def summary(table, parts, runs) -> str:
     for r in table.itertuples(index=False):
         lines.append(
             f"| {r.a} − {r.b} | {r.metric} | {r.mean:+.3f} | [{r.low:+.3f}, {r.high:+.3f}] | "
-            f"{r.bases} × {r.seeds} | {r.sigma_b:.3f} [{r.sigma_b_low:.3f}, "
-            f"{r.sigma_b_high:.3f}] | {r.sigma_w:.3f} [{r.sigma_w_low:.3f}, "
-            f"{r.sigma_w_high:.3f}] | {r.detectable:.3f} | {r.power_at_delta:.2f} | "
-            f"{r.verdict} |"
+            f"{r.bases} × {r.seeds} | {' | '.join(sigma_cells(r))} | {r.detectable:.3f} | "
+            f"{r.power_at_delta:.2f} | {r.verdict} |"
         )
     return "\n".join(lines) + "\n"
