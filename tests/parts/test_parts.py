@@ -139,6 +139,9 @@ def test_combine_writes_claims_and_refuses_with_one_line(tmp_path: Path) -> None
     table = pd.read_csv(tmp_path / "o" / "claims.csv")
     assert list(table["metric"]) == ["capture", "marginal_gain"]
     assert "| mean_cc − token_mean | capture |" in (tmp_path / "o" / "summary.md").read_text()
+    assert (tmp_path / "o" / "forest.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "](forest.png)" in (tmp_path / "o" / "summary.md").read_text()
+    assert not list((tmp_path / "o").glob(".*"))  # no temporary left behind
     refused = CliRunner().invoke(
         app, ["combine", str(tmp_path / "p1"), str(tmp_path / "p3"), "--out", str(tmp_path / "x")]
     )

@@ -10,10 +10,14 @@ from typing import Annotated
 
 import typer
 
+from zgain.core.io import atomic_path
+from zgain.figures.draw import save_png
+from zgain.figures.forest import bases_forest_figure
 from zgain.parts.over_bases import claims
 from zgain.parts.record import PartsError, combine, export_part, load_part, trained_variants
 
 CLAIMS_FILE, RUNS_FILE, SUMMARY_FILE = "claims.csv", "runs.csv", "summary.md"
+FOREST_FILE = "forest.png"
 
 
 def part(
@@ -38,7 +42,9 @@ def part(
 
 def combine_parts(
     parts: Annotated[list[Path], typer.Argument(help="the parts' folders (each with part.json)")],
-    out: Annotated[Path, typer.Option(help="folder for claims.csv, runs.csv and summary.md")],
+    out: Annotated[
+        Path, typer.Option(help="folder for claims.csv, runs.csv, summary.md, forest.png")
+    ],
 ) -> None:
     """Combine parts trained under the same code and params (only the bases, seeds and
     confirming variants each trained differ) into one set of claims over bases; refuse parts of
@@ -54,10 +60,14 @@ def combine_parts(
     variants = trained_variants(loaded)
     deltas = {m: report["equivalence"][m] for m in ("capture", "marginal_gain")}
     table = claims(runs, report["baseline_variant"], variants, deltas, report["confidence"])
-    out.mkdir(parents=True, exist_ok=True)
-    runs.to_csv(out / RUNS_FILE, index=False)
-    table.to_csv(out / CLAIMS_FILE, index=False)
-    (out / SUMMARY_FILE).write_text(summary(table, loaded, runs))
+    rate = params["cvae"]["confirm"]["rates"][0]
+    figure = bases_forest_figure(table.assign(rate=rate, n=table["bases"]), deltas)
+    for name, frame in ((RUNS_FILE, runs), (CLAIMS_FILE, table)):
+        with atomic_path(out / name) as tmp:
+            frame.to_csv(tmp, index=False)
+    save_png(figure, out / FOREST_FILE)
+    with atomic_path(out / SUMMARY_FILE) as tmp:
+        tmp.write_text(summary(table, loaded, runs))
     typer.echo(f"{len(runs)} runs from {len(loaded)} parts: {out / SUMMARY_FILE}")
 
 
@@ -97,4 +107,5 @@ def summary(table, parts, runs) -> str:
             f"{r.bases} × {r.seeds} | {' | '.join(sigma_cells(r))} | {r.detectable:.3f} | "
             f"{r.power_at_delta:.2f} | {r.verdict} |"
         )
+    lines += ["", f"![The claims over bases, each Δ with its interval]({FOREST_FILE})"]
     return "\n".join(lines) + "\n"
