@@ -47,3 +47,38 @@ def test_each_design_is_the_fewest_bases_that_detect_delta() -> None:
         assert hours == pytest.approx(bases * (200.0 + k * 300.0) / 3600)
     # more seeds per base never need more bases
     assert all(a[0] >= b[0] for a, b in zip(plans, plans[1:], strict=False))
+
+
+def test_the_pilot_table_gives_k_star_the_cheapest_design_and_the_declared_designs_reach() -> None:
+    import math
+
+    import pandas as pd
+
+    from studies.pilot.pilot import pilot_table
+
+    # mean_cc − token_mean on base b, seed s: 0.01 b + 0.02 s (seeds differ more than bases)
+    rows = []
+    for b in (1, 2, 3, 4):
+        for s in (0, 1):
+            for v, value in (("token_mean", 0.7), ("mean_cc", 0.7 + 0.01 * b + 0.02 * s)):
+                rows.append({"base": b, "seed": s, "variant": v, "capture": value,
+                             "marginal_gain": value - 0.7})  # fmt: skip
+    params = {"report": {"baseline_variant": "token_mean",
+                         "equivalence": {"capture": 0.05, "marginal_gain": 0.02}}}  # fmt: skip
+    cost = Costs(seed=800.0, base=300.0)
+    table = pilot_table(pd.DataFrame(rows), params, ["token_mean", "mean_cc"], cost, (8, 2))
+    capture = table[table["metric"] == "capture"].iloc[0]
+    # within a base the two seeds differ by 0.02: σ_W² = 0.02² / 2; the per-base means step by
+    # 0.01, so MS_B = 2 var(0.01, 0.02, 0.03, 0.04) and σ_B² = (MS_B − σ_W²) / 2
+    sigma_w2 = 0.02**2 / 2
+    sigma_b2 = (2 * 0.01**2 * 5 / 3 - sigma_w2) / 2
+    assert capture.sigma_w == pytest.approx(math.sqrt(sigma_w2))
+    assert capture.sigma_b == pytest.approx(math.sqrt(sigma_b2))
+    assert capture.k_star == pytest.approx(math.sqrt(300.0 * sigma_w2 / (800.0 * sigma_b2)))
+    cheapest = min(designs(capture.sigma_b, capture.sigma_w, 4, cost), key=lambda p: p[3])
+    assert (capture.plan_bases, capture.plan_seeds) == cheapest[:2]
+    assert capture.design_detectable == pytest.approx(
+        detectable_difference(capture.sigma_b, capture.sigma_w, 8, 2, 0.95)
+    )
+    gain = table[table["metric"] == "marginal_gain"].iloc[0]
+    assert gain.k_star is None or math.isnan(gain.k_star)  # no plan for G^marg
