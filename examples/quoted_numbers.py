@@ -1,6 +1,6 @@
 """Rewrite every number the README and docs quote through a source marker from its source.
 
-    python examples/quoted_numbers.py          # rewrite README.md and docs/*.md in place
+    python examples/quoted_numbers.py          # rewrite README.md, docs/*.md, studies/*/README.md
     python examples/quoted_numbers.py --check  # list the quotes that differ, exit 1 if any
 
 A quote is `<!-- from PATH:SELECTOR -->VALUE` (tests/test_docs_numbers.py reads the same

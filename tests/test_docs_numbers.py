@@ -26,7 +26,11 @@ import yaml
 from conftest import REPO_ROOT
 
 MARKER = re.compile(r"<!-- from ([^:\s]+):([^>]*?) -->([+\-−]?\d[\d,]*(?:\.\d+)?|[A-Za-z_]+)")
-PAGES = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
+PAGES = [
+    REPO_ROOT / "README.md",
+    *sorted((REPO_ROOT / "docs").glob("*.md")),
+    *sorted((REPO_ROOT / "studies").glob("*/README.md")),
+]
 # the pages whose current-state numbers must all be sourced: at least this many markers each
 REQUIRED = {"README.md": 15, "docs/defaults.md": 3, "docs/usage.md": 2}
 
