@@ -82,3 +82,23 @@ def test_the_pilot_table_gives_k_star_the_cheapest_design_and_the_declared_desig
     )
     gain = table[table["metric"] == "marginal_gain"].iloc[0]
     assert gain.k_star is None or math.isnan(gain.k_star)  # no plan for G^marg
+
+
+def test_a_seed_effect_shared_by_every_base_is_found_by_hand() -> None:
+    import pandas as pd
+    from scipy import stats
+
+    from studies.deciding.seed_effect import seed_effect
+
+    # Δ on base b, seed s: 0.01 b + 0.03 s, plus ±0.001 of interaction
+    diffs = pd.DataFrame(
+        [[0.01 * b + 0.001 * (-1) ** b, 0.01 * b + 0.03 - 0.001 * (-1) ** b] for b in (1, 2, 3, 4)],
+        columns=[0, 1],
+    )
+    row = seed_effect(diffs)
+    # seeds: 4 bases × (0.015)² × 2 over 1 df; residual: 8 × 0.001² over 3 df
+    assert row["ms_seed"] == pytest.approx(4 * 2 * 0.015**2)
+    assert row["ms_residual"] == pytest.approx(8 * 0.001**2 / 3)
+    assert row["f_seed"] == pytest.approx(row["ms_seed"] / row["ms_residual"])
+    assert row["p_seed"] == pytest.approx(stats.f.sf(675.0, 1, 3))  # F = 0.0018 / (8e-6 / 3)
+    assert (row["mean_seed_0"], row["mean_seed_1"]) == pytest.approx((0.025, 0.055))
