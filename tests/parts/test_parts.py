@@ -73,6 +73,28 @@ def test_only_the_replicate_lists_may_differ() -> None:
     check_parts([part("p1", [1], [0]), part("p2", [5], [0], params=other)])
 
 
+def test_the_screening_lists_may_differ_but_not_the_confirming_rates() -> None:
+    """No confirming stage reads cvae.rates or cvae.seeds (dvc.yaml), so a default that screens
+    at fewer rates is still a part of the same study; its confirming rates are not."""
+    screening = json.loads(json.dumps(PARAMS))
+    screening["cvae"]["rates"], screening["cvae"]["seeds"] = [1.0], [0, 1]
+    check_parts([part("p1", [1], [0]), part("p2", [2], [0], params=screening)])
+    confirming = json.loads(json.dumps(PARAMS))
+    confirming["cvae"]["confirm"]["rates"] = [2.0]
+    with pytest.raises(PartsError, match=r"params differ from p1's at cvae.confirm.rates"):
+        check_parts([part("p1", [1], [0]), part("p2", [2], [0], params=confirming)])
+
+
+def test_no_confirming_stage_reads_the_screening_lists() -> None:
+    """The claim behind PART_LISTS' last two entries, read from dvc.yaml itself."""
+    stages = yaml.safe_load((Path(__file__).parents[2] / "dvc.yaml").read_text())["stages"]
+    confirming = [s for name, s in stages.items() if name.startswith("confirm_")]
+    assert len(confirming) == 2
+    for stage in confirming:
+        read = [p for p in stage["params"] if isinstance(p, str)]
+        assert not {"cvae", "cvae.rates", "cvae.seeds"} & set(read), read
+
+
 def test_parts_may_train_other_confirming_variants_and_combine_their_union() -> None:
     """A part that trains other variants on the same replicates joins the study: the claims
     compare every trained variant with the baseline where both ran (paired on base and seed)."""

@@ -22,10 +22,14 @@ PART_LISTS = (
     ("cvae", "confirm", "bases"),
     ("cvae", "confirm", "seeds"),
     ("cvae", "confirm", "variants"),
+    ("cvae", "rates"),
+    ("cvae", "seeds"),
 )
 """The params that may differ between parts: which bases, seeds and confirming variants each
-part trained. A run is defined by every other param (the variants' definitions included) and
-its (base, seed, variant, rate); a run two parts hold must have the same bytes in both."""
+part trained, and the screening tier's rates and seeds, which no confirming stage reads (its
+rates are `cvae.confirm.rates`: dvc.yaml). A run is defined by every other param (the variants'
+definitions included) and its (base, seed, variant, rate); a run two parts hold must have the
+same bytes in both."""
 METRICS = ("capture", "marginal_gain", "z_information", "gross_gain", "kl")
 DIGEST_STAGES = ("train_cvae", "evaluate")
 
