@@ -318,3 +318,18 @@ def test_colours_follow_names_not_positions() -> None:
     )  # fmt: skip
     assert first == second
     assert np.unique([next(iter(c)) for c in first.values()]).size == len(VARIANTS)
+
+
+def test_one_target_rate_is_not_titled_a_frontier() -> None:
+    """With several rates the figure is the frontier; with one it says so and names the rate."""
+    points, frontier = frontier_inputs()
+    assert (
+        frontier_figure(points, frontier, VARIANTS, {})
+        .get_suptitle()
+        .startswith("The frontier: every variant at each target rate")
+    )
+    one = float(sorted(frontier["rate"].unique())[-1])
+    title = frontier_figure(
+        points[points["rate"] == one], frontier[frontier["rate"] == one], VARIANTS, {}
+    ).get_suptitle()
+    assert title.startswith(f"Every variant at its one target rate, C = {one:g}: no frontier")

@@ -124,7 +124,13 @@ def frontier_figure(
         ax.set(xlabel="achieved kl = KL(q ‖ p(z|x)) (nats/seq)", ylabel=AXIS_LABELS[metric])
     outside_legend(fig, [handle(look[v]) for v in variants] + list(drawn.values()))
     runs = table_runs(frontier, variants)
-    fig.suptitle(f"{title or 'The frontier: every variant at each target rate'}{bracket(runs)}")
+    rates = sorted(frontier["rate"].unique())
+    default = (
+        "The frontier: every variant at each target rate"
+        if len(rates) > 1
+        else f"Every variant at its one target rate, C = {rates[0]:g}: no frontier"
+    )
+    fig.suptitle(f"{title or default}{bracket(runs)}")
     return fig
 
 
