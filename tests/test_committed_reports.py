@@ -85,20 +85,21 @@ def test_the_metric_labels_what_it_holds() -> None:
 
 
 def test_the_extended_example_reuses_every_default_run_byte_for_byte() -> None:
-    """reports/examples/bases6 adds one base to the default design: every run the two share has
-    the same examples.parquet bytes, and every added run is the new base's."""
+    """reports/examples/bases6 adds one base to the default design it was run after (its own
+    params.yaml less the added base): every run the two share has the same examples.parquet
+    bytes, and every added run is the new base's."""
     nesting = json.loads((REPORTS / "examples" / "bases6" / "nesting.json").read_text())
-    default = set(PARAMS["base"]["seeds"])
     extended = yaml.safe_load((REPORTS / "examples" / "bases6" / "params.yaml").read_text())
-    (added,) = set(extended["base"]["seeds"]) - default
     assert nesting["shared_equal"] == nesting["shared_runs"] > 0 and nesting["differing"] == []
-    assert nesting["added_runs"]
-    assert all(f"/base{added}/" in run for run in nesting["added_runs"])
-    # the shared runs are every default run: the screening grid and every confirming replicate
-    cvae, confirm = PARAMS["cvae"], PARAMS["cvae"]["confirm"]
+    added = {int(re.search(r"/base(\d+)/", run).group(1)) for run in nesting["added_runs"]}
+    assert len(added) == 1 and added <= set(extended["cvae"]["confirm"]["bases"])
+    # the shared runs are every run of the design extended: its screening grid and every
+    # confirming replicate but the added base's
+    cvae, confirm = extended["cvae"], extended["cvae"]["confirm"]
     screening = len(cvae["variants"]) * len(cvae["rates"]) * len(cvae["seeds"])
-    confirming = len(confirm["bases"]) * len(confirm["seeds"]) * len(confirm["variants"])
+    confirming = (len(confirm["bases"]) - 1) * len(confirm["seeds"]) * len(confirm["variants"])
     assert nesting["shared_runs"] == screening + confirming * len(confirm["rates"])
+    assert len(nesting["added_runs"]) == len(confirm["seeds"]) * len(confirm["variants"])
 
 
 README_CLAIM = re.compile(r"`(\w+)`\s+\(capture\s+(\w+),\s+G\^marg\s+(\w+)\)", flags=re.MULTILINE)

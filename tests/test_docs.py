@@ -135,7 +135,7 @@ def test_the_readme_gives_the_findings_own_rerun_command() -> None:
 
 
 GRID = re.compile(
-    r"(\d+) bases, the screening tier's (\d+) variants × (\d+) seeds? × (\d+) target rates on"
+    r"(\d+) bases, the screening tier's (\d+) variants × (\d+) seeds? × (\d+) target rates? on"
     r" the first base \((\d+) runs, (\d+) steps each\), the confirming tier's (\d+) replicates"
     r" of (\d+) variants at C = ([\d.]+) \((\d+) runs, (\d+) steps each\)"
 )
