@@ -14,8 +14,10 @@ from zgain.core.io import TMP_SUFFIX
 from zgain.core.runs import Group, Run, Tier
 from zgain.params import Params, load_params
 
-# params.yaml: base.seeds [0, 1, 2, 3, 4], cvae.seeds [0, 1], cvae.confirm.bases [1, 2, 3, 4]
-# and cvae.confirm.seeds [0]
+# params.yaml's own design: its first base screens, its last confirming base stands for the
+# confirming tier, and its confirming seeds are [0]
+LAST = load_params().cvae.confirm.bases[-1]
+LISTED = ", ".join(map(str, load_params().cvae.confirm.bases))
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +37,9 @@ BAD_GROUPS = [
     (0, "token_mean", 99, "cvae.seeds: no seed 99"),
     (9, "token_mean", 0, "base.seeds: no base 9"),
     (1, "token_mean", 0, "--base 1: screening groups train on base 0 only"),
-    (0, None, 0, "cvae.confirm.bases: no base 0 (listed: 1, 2, 3, 4)"),
+    (0, None, 0, f"cvae.confirm.bases: no base 0 (listed: {LISTED})"),
     (9, None, 0, "base.seeds: no base 9"),
-    (2, None, 1, "cvae.confirm.seeds: no seed 1 (listed: 0)"),
+    (LAST, None, 1, "cvae.confirm.seeds: no seed 1 (listed: 0)"),
 ]
 
 
@@ -54,7 +56,7 @@ def test_an_unlisted_group_stops_before_claiming_cpus(
     assert no_cpu_claim == [] and ran == []
 
 
-@pytest.mark.parametrize(("base", "variant", "seed"), [(0, "token_mean", 0), (3, None, 0)])
+@pytest.mark.parametrize(("base", "variant", "seed"), [(0, "token_mean", 0), (LAST, None, 0)])
 def test_a_listed_group_claims_cpus_then_runs(
     no_cpu_claim: list, base: int, variant: str | None, seed: int
 ) -> None:
@@ -72,10 +74,10 @@ def test_resolve_group_names_the_stages_of_each_tier(params: Params) -> None:
     assert screening == Group(0, 0, Tier.SCREENING, "token_mean") and not screening.confirming
     assert screening.stage("train_cvae") == "train_cvae@0-token_mean-0"
     assert screening.stage("evaluate") == "evaluate@0-token_mean-0"
-    confirming = group_stage.resolve_group(params, 4, None, 0)
-    assert confirming == Group(4, 0, Tier.CONFIRMING) and confirming.confirming
-    assert confirming.stage("train_cvae") == "confirm_train_cvae@4-0"
-    assert confirming.stage("evaluate") == "confirm_evaluate@4-0"
+    confirming = group_stage.resolve_group(params, LAST, None, 0)
+    assert confirming == Group(LAST, 0, Tier.CONFIRMING) and confirming.confirming
+    assert confirming.stage("train_cvae") == f"confirm_train_cvae@{LAST}-0"
+    assert confirming.stage("evaluate") == f"confirm_evaluate@{LAST}-0"
 
 
 def _runs_of(
@@ -98,12 +100,16 @@ def _runs_of(
 def test_a_screening_group_runs_its_variant_at_every_rate(params: Params, tmp_path: Path) -> None:
     runs = _runs_of(params, tmp_path, 0, "mean_tok", 0)
     assert runs == [Run("mean_tok", rate, 0, 0) for rate in params.cvae.rates]
-    assert _runs_of(params, tmp_path, 0, "mean_tok", 0, rates=[0.5]) == [Run("mean_tok", 0.5, 0, 0)]
+    last = params.cvae.rates[-1]
+    assert _runs_of(params, tmp_path, 0, "mean_tok", 0, rates=[last]) == [
+        Run("mean_tok", last, 0, 0)
+    ]
     with pytest.raises(ParamsError, match=r"^cvae\.rates: no rate 0\.3"):
         _runs_of(params, tmp_path, 0, "mean_tok", 0, rates=[0.3])
-    assert runs[0].checkpoint("cvae") == Path("cvae/base0/mean_tok/seed0/rate0.25.pt")
-    assert runs[0].live_dir("live") == Path("live/base0/mean_tok/seed0/rate0.25")
-    assert runs[0].eval_dir("eval") == Path("eval/base0/mean_tok/seed0/rate0.25")
+    first = f"base0/mean_tok/seed0/rate{params.cvae.rates[0]!r}"
+    assert runs[0].checkpoint("cvae") == Path(f"cvae/{first}.pt")
+    assert runs[0].live_dir("live") == Path(f"live/{first}")
+    assert runs[0].eval_dir("eval") == Path(f"eval/{first}")
 
 
 def test_a_confirming_group_runs_its_variants_at_its_rates(params: Params, tmp_path: Path) -> None:
@@ -155,7 +161,7 @@ def test_screening_and_confirming_runs_never_share_files() -> None:
 
 def test_a_group_sweeps_its_runs_leftovers_only(params: Params, tmp_path: Path) -> None:
     """A killed attempt's temporaries beside each run's output go; another group's stay."""
-    mine = Run("token_mean", 1.0, 0, 3, Tier.CONFIRMING).checkpoint(tmp_path)
+    mine = Run("token_mean", 1.0, 0, LAST, Tier.CONFIRMING).checkpoint(tmp_path)
     other = Run("token_mean", 1.0, 0, 1, Tier.CONFIRMING).checkpoint(tmp_path)
     leftovers = []
     for output in (mine, other):
@@ -163,5 +169,5 @@ def test_a_group_sweeps_its_runs_leftovers_only(params: Params, tmp_path: Path) 
         leftover = output.parent / f".{output.name}.x{TMP_SUFFIX}"
         leftover.write_text("half")
         leftovers.append(leftover)
-    _runs_of(params, tmp_path, 3, None, 0)
+    _runs_of(params, tmp_path, LAST, None, 0)
     assert not leftovers[0].exists() and leftovers[1].exists()

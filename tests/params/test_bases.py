@@ -3,6 +3,7 @@ the contested variants on every base after the first (docs/architecture.md#bases
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
@@ -12,6 +13,13 @@ from zgain.core.errors import ParamsError
 from zgain.params import BasePaths, parse_params
 
 RATES = "0.25, 0.5, 1.0, 2.0"
+GRID = {
+    "base.seeds": [0, 1, 2, 3, 4],
+    "cvae.confirm.bases": [1, 2, 3, 4],
+    "cvae.rates": [0.25, 0.5, 1.0, 2.0],
+}
+"""A design with five bases and four rates, set before each edit below, so that the messages do
+not follow the default's own lists."""
 
 
 def test_the_default_bases_and_confirming_tier_load(default_params_raw: dict) -> None:
@@ -87,7 +95,7 @@ BASE_ERRORS = [
 def test_a_bad_base_or_confirming_tier_names_the_key(
     default_params_raw: dict, edits: dict, message: str
 ) -> None:
-    fails_with(edit_all(default_params_raw, edits), message)
+    fails_with(edit_all(edit_all(default_params_raw, copy.deepcopy(GRID)), edits), message)
 
 
 def test_the_old_single_base_seed_is_named_as_unknown(default_params_raw: dict) -> None:
@@ -101,7 +109,7 @@ def test_the_old_single_base_seed_is_named_as_unknown(default_params_raw: dict) 
 
 
 def test_base_lookup_returns_the_listed_seed_or_names_the_list(default_params_raw: dict) -> None:
-    params = parse_params(default_params_raw)
+    params = parse_params(edit_all(default_params_raw, copy.deepcopy(GRID)))
     assert params.base.seed(3) == 3
     with pytest.raises(
         ParamsError, match="^" + re.escape("base.seeds: no base 7 (listed: 0, 1, 2, 3, 4)") + "$"

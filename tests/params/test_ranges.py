@@ -364,7 +364,7 @@ def test_a_variant_without_beta_starts_from_the_schedules_own_default(
 
 
 def test_rate_lookup_returns_the_listed_rate_or_names_the_list(default_params_raw: dict) -> None:
-    params = parse_params(default_params_raw)
+    params = parse_params(edit(default_params_raw, "cvae.rates", [0.25, 0.5, 1.0, 2.0]))
     assert params.cvae.rate(1.0) == 1.0
     with pytest.raises(
         ParamsError, match=re.escape("cvae.rates: no rate 0.3 (listed: 0.25, 0.5, 1.0, 2.0)")
