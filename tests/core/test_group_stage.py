@@ -16,8 +16,8 @@ from zgain.params import Params, load_params
 
 # params.yaml's own design: its first base screens, its last confirming base stands for the
 # confirming tier, and its confirming seeds are [0]
-LAST = load_params().cvae.confirm.bases[-1]
-LISTED = ", ".join(map(str, load_params().cvae.confirm.bases))
+CONFIRMING = load_params().cvae.confirm.bases
+LAST, LISTED = CONFIRMING[-1], ", ".join(map(str, CONFIRMING))
 
 
 @pytest.fixture(scope="module")
